@@ -1,0 +1,51 @@
+//! Command-line arguments. Parsing only: `main.rs` decides what to run.
+
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+/// A terminal coding agent: chat with an LLM that reads, searches and
+/// (with your approval) changes the project in the current directory.
+#[derive(Debug, Parser)]
+#[command(name = "agent", version, about, long_about = None)]
+pub struct Cli {
+    /// Run one task without the interactive UI and print the final answer.
+    /// Use `-p -` (or pipe the prompt on standard input) to read it from stdin.
+    #[arg(short = 'p', long = "print", value_name = "PROMPT")]
+    pub prompt: Option<String>,
+
+    /// Output of a headless run: the final text, one JSON object, or one JSON
+    /// event per line as things happen.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+
+    /// Provider id from the config (`openai`, `anthropic`, `ollama`, `deepseek`,
+    /// `openrouter`, or one of your own `[providers.<id>]`).
+    #[arg(long, value_name = "ID")]
+    pub provider: Option<String>,
+
+    /// Model name, overriding the provider's configured model.
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+
+    /// Base URL of the provider's API, overriding the config
+    /// (openai kind: include the version, e.g. `https://api.openai.com/v1`;
+    /// anthropic kind: the host, e.g. `https://api.anthropic.com`).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Run in this directory instead of the current one.
+    #[arg(short = 'C', long = "cwd", value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Maximum model round trips in one turn.
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Text,
+    Json,
+    StreamJson,
+}

@@ -1,0 +1,281 @@
+//! Layered configuration: built-in defaults, the user's file
+//! (`~/.config/agent/config.toml`, honouring `XDG_CONFIG_HOME`), the project's
+//! `.agent/config.toml`, environment variables, then command-line flags; later
+//! layers win field by field. `AGENT_HOME` puts all config and data under one
+//! directory. This module owns reading and merging; it does not talk to
+//! providers.
+
+mod file;
+mod providers;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use file::{ConfigFile, ProviderKind};
+use providers::ProviderTable;
+pub use providers::ResolvedProvider;
+
+/// Where config and data live.
+#[derive(Debug, Clone)]
+pub struct Paths {
+    /// The user's config file.
+    pub user_config: PathBuf,
+    /// Session transcripts, logs, file history.
+    pub data_dir: PathBuf,
+}
+
+impl Paths {
+    /// From the process environment: `AGENT_HOME`, else the XDG directories.
+    pub fn from_env() -> Result<Paths, ConfigError> {
+        let var = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        if let Some(home) = var("AGENT_HOME") {
+            return Ok(Paths {
+                user_config: home.join("config.toml"),
+                data_dir: home.join("data"),
+            });
+        }
+        let home = var("HOME");
+        let config_base =
+            var("XDG_CONFIG_HOME").or_else(|| home.as_ref().map(|h| h.join(".config")));
+        let data_base =
+            var("XDG_DATA_HOME").or_else(|| home.as_ref().map(|h| h.join(".local/share")));
+        match (config_base, data_base) {
+            (Some(c), Some(d)) => Ok(Paths {
+                user_config: c.join("agent/config.toml"),
+                data_dir: d.join("agent"),
+            }),
+            _ => Err(ConfigError::NoHome),
+        }
+    }
+}
+
+/// Settings of the LLM transport.
+#[derive(Debug, Clone)]
+pub struct LlmSettings {
+    pub max_retries: u32,
+    pub retry_base: Duration,
+    pub retry_max: Duration,
+    pub idle_timeout: Duration,
+    pub connect_timeout: Duration,
+}
+
+impl Default for LlmSettings {
+    fn default() -> Self {
+        LlmSettings {
+            max_retries: 4,
+            retry_base: Duration::from_millis(500),
+            retry_max: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(120),
+            connect_timeout: Duration::from_secs(15),
+        }
+    }
+}
+
+/// Values from the environment and flags, the two top layers.
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub max_steps: Option<u32>,
+}
+
+impl Overrides {
+    /// `AGENT_PROVIDER`, `AGENT_MODEL`, `AGENT_BASE_URL`, `AGENT_MAX_STEPS`.
+    pub fn from_env() -> Result<Overrides, ConfigError> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let max_steps = match var("AGENT_MAX_STEPS") {
+            None => None,
+            Some(v) => Some(v.parse().map_err(|_| ConfigError::Env {
+                name: "AGENT_MAX_STEPS".into(),
+                message: format!("`{v}` is not a whole number"),
+            })?),
+        };
+        Ok(Overrides {
+            provider: var("AGENT_PROVIDER"),
+            model: var("AGENT_MODEL"),
+            base_url: var("AGENT_BASE_URL"),
+            max_steps,
+        })
+    }
+
+    /// `self` over `lower`.
+    pub fn over(self, lower: Overrides) -> Overrides {
+        Overrides {
+            provider: self.provider.or(lower.provider),
+            model: self.model.or(lower.model),
+            base_url: self.base_url.or(lower.base_url),
+            max_steps: self.max_steps.or(lower.max_steps),
+        }
+    }
+}
+
+/// The effective configuration of one run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub paths: Paths,
+    /// The project directory the agent works in (canonical).
+    pub workspace: PathBuf,
+    pub max_steps: u32,
+    pub llm: LlmSettings,
+    providers: ProviderTable,
+    default_provider: Option<String>,
+    overrides: Overrides,
+    /// Files that were read, lowest layer first.
+    pub sources: Vec<PathBuf>,
+}
+
+pub const DEFAULT_MAX_STEPS: u32 = 100;
+
+impl Config {
+    /// Loads every layer for a run in `workspace`.
+    pub fn load(
+        paths: Paths,
+        workspace: &Path,
+        overrides: Overrides,
+    ) -> Result<Config, ConfigError> {
+        let workspace = workspace
+            .canonicalize()
+            .map_err(|source| ConfigError::Workspace {
+                dir: workspace.to_path_buf(),
+                source,
+            })?;
+        if !workspace.is_dir() {
+            return Err(ConfigError::Workspace {
+                dir: workspace,
+                source: std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory"),
+            });
+        }
+        let project_config = workspace.join(".agent/config.toml");
+        let mut config = Config {
+            paths,
+            workspace,
+            max_steps: DEFAULT_MAX_STEPS,
+            llm: LlmSettings::default(),
+            providers: ProviderTable::builtin(),
+            default_provider: None,
+            overrides: Overrides::default(),
+            sources: Vec::new(),
+        };
+        for path in [config.paths.user_config.clone(), project_config] {
+            if let Some(file) = ConfigFile::load(&path)? {
+                config.apply(file, &path)?;
+                config.sources.push(path);
+            }
+        }
+        if let Some(n) = overrides.max_steps {
+            config.max_steps = n;
+        }
+        config.overrides = overrides;
+        Ok(config)
+    }
+
+    fn apply(&mut self, file: ConfigFile, path: &Path) -> Result<(), ConfigError> {
+        if let Some(p) = file.provider {
+            self.default_provider = Some(p);
+        }
+        if let Some(agent) = file.agent
+            && let Some(n) = agent.max_steps
+        {
+            self.max_steps = n;
+        }
+        if let Some(llm) = file.llm {
+            let secs = |key: &str, v: f64| -> Result<Duration, ConfigError> {
+                Duration::try_from_secs_f64(v).map_err(|_| ConfigError::Value {
+                    file: path.to_path_buf(),
+                    key: format!("llm.{key}"),
+                    message: format!("`{v}` is not a valid number of seconds"),
+                })
+            };
+            if let Some(n) = llm.max_retries {
+                self.llm.max_retries = n;
+            }
+            if let Some(ms) = llm.retry_base_ms {
+                self.llm.retry_base = Duration::from_millis(ms);
+            }
+            if let Some(v) = llm.retry_max_secs {
+                self.llm.retry_max = secs("retry_max_secs", v)?;
+            }
+            if let Some(v) = llm.idle_timeout_secs {
+                self.llm.idle_timeout = secs("idle_timeout_secs", v)?;
+            }
+            if let Some(v) = llm.connect_timeout_secs {
+                self.llm.connect_timeout = secs("connect_timeout_secs", v)?;
+            }
+        }
+        self.providers.apply(file.providers, path)
+    }
+
+    /// The provider this run talks to, with flags and environment applied.
+    /// `key_present` says whether an environment variable holds a key (tests
+    /// pass a closure; the binary passes the real environment).
+    pub fn resolve_provider(
+        &self,
+        key_present: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<ResolvedProvider, ConfigError> {
+        let chosen = self
+            .overrides
+            .provider
+            .as_ref()
+            .or(self.default_provider.as_ref());
+        self.providers
+            .resolve(chosen.map(String::as_str), &self.overrides, key_present)
+    }
+}
+
+/// What can go wrong loading configuration. Every message says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{}:{line}:{column}: {message}{}", file.display(), key.as_ref().map(|k| format!(" (key `{k}`)")).unwrap_or_default())]
+    Parse {
+        file: PathBuf,
+        line: usize,
+        column: usize,
+        key: Option<String>,
+        message: String,
+    },
+    #[error("{}: key `{key}`: {message}", file.display())]
+    Value {
+        file: PathBuf,
+        key: String,
+        message: String,
+    },
+    #[error("cannot read config file {}: {source}", file.display())]
+    Io {
+        file: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("environment variable {name}: {message}")]
+    Env { name: String, message: String },
+    #[error("cannot use {} as the project directory: {source}", dir.display())]
+    Workspace {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "neither AGENT_HOME nor HOME is set, so there is no place for config and data; set one of them"
+    )]
+    NoHome,
+    #[error(
+        "unknown provider `{id}`; known providers: {known}. Define it as [providers.{id}] in {hint}"
+    )]
+    UnknownProvider {
+        id: String,
+        known: String,
+        hint: String,
+    },
+    #[error(
+        "provider `{provider}` needs an API key in the environment variable {env}: run `export {env}=<your key>` (or pick another provider with --provider)"
+    )]
+    MissingKey { provider: String, env: String },
+    #[error("provider `{provider}` {message}")]
+    Provider { provider: String, message: String },
+    #[error("{0}")]
+    NoProvider(String),
+}

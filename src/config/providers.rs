@@ -1,0 +1,364 @@
+//! The provider table: built-in entries, merged field by field with the user's
+//! `[providers.<id>]` tables, and the choice of which one a run uses.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::file::{ProviderFile, ProviderKind};
+use super::{ConfigError, Overrides};
+
+#[derive(Debug, Clone)]
+struct ProviderDef {
+    kind: Option<ProviderKind>,
+    base_url: Option<String>,
+    api_key_env: Option<String>,
+    model: Option<String>,
+    headers: BTreeMap<String, String>,
+    max_tokens: Option<u32>,
+    thinking_budget: Option<u32>,
+    /// Where it was last changed, for error messages.
+    origin: String,
+}
+
+/// A provider ready to connect to.
+#[derive(Debug, Clone)]
+pub struct ResolvedProvider {
+    pub id: String,
+    pub kind: ProviderKind,
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub api_key_env: Option<String>,
+    pub model: String,
+    pub headers: BTreeMap<String, String>,
+    pub max_tokens: u32,
+    pub thinking_budget: Option<u32>,
+}
+
+pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
+
+/// Built-in providers, in the order a run without a choice tries them (by
+/// whose key is present). `ollama` needs no key, so it is used only when chosen.
+const BUILTIN: &[(&str, ProviderKind, &str, Option<&str>, &str)] = &[
+    (
+        "anthropic",
+        ProviderKind::Anthropic,
+        "https://api.anthropic.com",
+        Some("ANTHROPIC_API_KEY"),
+        "claude-sonnet-4-5",
+    ),
+    (
+        "openai",
+        ProviderKind::Openai,
+        "https://api.openai.com/v1",
+        Some("OPENAI_API_KEY"),
+        "gpt-5",
+    ),
+    (
+        "openrouter",
+        ProviderKind::Openai,
+        "https://openrouter.ai/api/v1",
+        Some("OPENROUTER_API_KEY"),
+        "anthropic/claude-sonnet-4.5",
+    ),
+    (
+        "deepseek",
+        ProviderKind::Openai,
+        "https://api.deepseek.com/v1",
+        Some("DEEPSEEK_API_KEY"),
+        "deepseek-chat",
+    ),
+    (
+        "ollama",
+        ProviderKind::Openai,
+        "http://localhost:11434/v1",
+        None,
+        "qwen2.5-coder",
+    ),
+];
+
+#[derive(Debug, Clone)]
+pub(super) struct ProviderTable {
+    defs: BTreeMap<String, ProviderDef>,
+    /// Ids in auto-selection order: built-ins first, then the user's.
+    order: Vec<String>,
+}
+
+impl ProviderTable {
+    pub fn builtin() -> ProviderTable {
+        let mut defs = BTreeMap::new();
+        let mut order = Vec::new();
+        for &(id, kind, url, env, model) in BUILTIN {
+            defs.insert(
+                id.to_string(),
+                ProviderDef {
+                    kind: Some(kind),
+                    base_url: Some(url.to_string()),
+                    api_key_env: env.map(str::to_string),
+                    model: Some(model.to_string()),
+                    headers: BTreeMap::new(),
+                    max_tokens: None,
+                    thinking_budget: None,
+                    origin: "built-in defaults".into(),
+                },
+            );
+            order.push(id.to_string());
+        }
+        ProviderTable { defs, order }
+    }
+
+    pub fn apply(
+        &mut self,
+        files: BTreeMap<String, ProviderFile>,
+        path: &Path,
+    ) -> Result<(), ConfigError> {
+        for (id, f) in files {
+            let def = self.defs.entry(id.clone()).or_insert_with(|| {
+                self.order.push(id.clone());
+                ProviderDef {
+                    kind: None,
+                    base_url: None,
+                    api_key_env: None,
+                    model: None,
+                    headers: BTreeMap::new(),
+                    max_tokens: None,
+                    thinking_budget: None,
+                    origin: String::new(),
+                }
+            });
+            def.origin = path.display().to_string();
+            def.kind = f.kind.or(def.kind);
+            def.base_url = f.base_url.or(def.base_url.take());
+            def.api_key_env = f.api_key_env.or(def.api_key_env.take());
+            def.model = f.model.or(def.model.take());
+            def.headers.extend(f.headers);
+            def.max_tokens = f.max_tokens.or(def.max_tokens);
+            def.thinking_budget = f.thinking_budget.or(def.thinking_budget);
+        }
+        Ok(())
+    }
+
+    pub fn resolve(
+        &self,
+        chosen: Option<&str>,
+        overrides: &Overrides,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<ResolvedProvider, ConfigError> {
+        let key_of = |def: &ProviderDef| {
+            def.api_key_env
+                .as_deref()
+                .and_then(env)
+                .filter(|k| !k.trim().is_empty())
+        };
+        let id = match chosen {
+            Some(id) => {
+                if !self.defs.contains_key(id) {
+                    return Err(ConfigError::UnknownProvider {
+                        id: id.to_string(),
+                        known: self.order.join(", "),
+                        hint: "~/.config/agent/config.toml or .agent/config.toml".into(),
+                    });
+                }
+                id.to_string()
+            }
+            None => self
+                .order
+                .iter()
+                .find(|id| {
+                    self.defs[*id].api_key_env.is_some() && key_of(&self.defs[*id]).is_some()
+                })
+                .cloned()
+                .ok_or_else(|| ConfigError::NoProvider(self.no_provider_help()))?,
+        };
+        let def = &self.defs[&id];
+        let err = |message: String| ConfigError::Provider {
+            provider: id.clone(),
+            message,
+        };
+        let kind = def.kind.ok_or_else(|| {
+            err(format!(
+                "has no `kind`: add kind = \"openai\" or kind = \"anthropic\" to [providers.{id}] in {}",
+                def.origin
+            ))
+        })?;
+        let base_url = overrides
+            .base_url
+            .clone()
+            .or_else(|| def.base_url.clone())
+            .ok_or_else(|| {
+                err(format!(
+                    "has no `base_url`: add one to [providers.{id}] in {} or pass --base-url",
+                    def.origin
+                ))
+            })?;
+        let parsed = reqwest::Url::parse(&base_url)
+            .map_err(|e| err(format!("has an invalid base URL `{base_url}`: {e}")))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(err(format!(
+                "has base URL `{base_url}` with scheme `{}`; use http:// or https://",
+                parsed.scheme()
+            )));
+        }
+        let model = overrides
+            .model
+            .clone()
+            .or_else(|| def.model.clone())
+            .ok_or_else(|| {
+                err(format!(
+                    "has no `model`: add one to [providers.{id}] in {} or pass --model",
+                    def.origin
+                ))
+            })?;
+        let api_key = key_of(def);
+        if let Some(env_name) = &def.api_key_env
+            && api_key.is_none()
+        {
+            return Err(ConfigError::MissingKey {
+                provider: id.clone(),
+                env: env_name.clone(),
+            });
+        }
+        Ok(ResolvedProvider {
+            id: id.clone(),
+            kind,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            api_key,
+            api_key_env: def.api_key_env.clone(),
+            model,
+            headers: def.headers.clone(),
+            max_tokens: def.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            thinking_budget: def.thinking_budget,
+        })
+    }
+
+    fn no_provider_help(&self) -> String {
+        let keys: Vec<String> = self
+            .order
+            .iter()
+            .filter_map(|id| {
+                let env = self.defs[id].api_key_env.as_ref()?;
+                Some(format!("  export {env}=...    # {id}"))
+            })
+            .collect();
+        format!(
+            "no LLM provider is configured: no API key found in the environment.\n\
+             Set one of these:\n{}\n\
+             or use a local model with `--provider ollama`, or define your own in ~/.config/agent/config.toml:\n\
+             \n  provider = \"mine\"\n  [providers.mine]\n  kind = \"openai\"          # or \"anthropic\"\n  \
+             base_url = \"https://example.com/v1\"\n  api_key_env = \"MINE_API_KEY\"\n  model = \"model-name\"",
+            keys.join("\n")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ConfigFile;
+
+    fn env_with(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn first_provider_with_a_key_wins() {
+        let t = ProviderTable::builtin();
+        let p = t
+            .resolve(
+                None,
+                &Overrides::default(),
+                &env_with(&[("OPENAI_API_KEY", "k")]),
+            )
+            .unwrap();
+        assert_eq!(p.id, "openai");
+        assert_eq!(p.base_url, "https://api.openai.com/v1");
+        assert_eq!(p.api_key.as_deref(), Some("k"));
+    }
+
+    #[test]
+    fn no_key_explains_how_to_configure() {
+        let t = ProviderTable::builtin();
+        let e = t
+            .resolve(None, &Overrides::default(), &env_with(&[]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("export ANTHROPIC_API_KEY=..."), "{e}");
+        assert!(e.contains("[providers.mine]"), "{e}");
+    }
+
+    #[test]
+    fn chosen_provider_without_key_names_the_variable() {
+        let t = ProviderTable::builtin();
+        let e = t
+            .resolve(
+                Some("anthropic"),
+                &Overrides::default(),
+                &env_with(&[("OPENAI_API_KEY", "k")]),
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("export ANTHROPIC_API_KEY="), "{e}");
+    }
+
+    #[test]
+    fn ollama_needs_no_key_and_flags_override() {
+        let t = ProviderTable::builtin();
+        let o = Overrides {
+            model: Some("m".into()),
+            base_url: Some("http://127.0.0.1:9/v1/".into()),
+            ..Overrides::default()
+        };
+        let p = t.resolve(Some("ollama"), &o, &env_with(&[])).unwrap();
+        assert_eq!(
+            (p.model.as_str(), p.base_url.as_str()),
+            ("m", "http://127.0.0.1:9/v1")
+        );
+        assert_eq!(p.api_key, None);
+    }
+
+    #[test]
+    fn user_table_merges_over_builtin_and_defines_new() {
+        let mut t = ProviderTable::builtin();
+        let f = ConfigFile::parse(
+            "[providers.openai]\nmodel = \"gpt-x\"\n[providers.mine]\nkind = \"anthropic\"\nbase_url = \"http://h\"\nmodel = \"c\"\n",
+            Path::new("u.toml"),
+        )
+        .unwrap();
+        t.apply(f.providers, Path::new("u.toml")).unwrap();
+        let env = env_with(&[("OPENAI_API_KEY", "k")]);
+        let p = t
+            .resolve(Some("openai"), &Overrides::default(), &env)
+            .unwrap();
+        assert_eq!(
+            (p.model.as_str(), p.base_url.as_str()),
+            ("gpt-x", "https://api.openai.com/v1")
+        );
+        let mine = t
+            .resolve(Some("mine"), &Overrides::default(), &env)
+            .unwrap();
+        assert_eq!(mine.kind, ProviderKind::Anthropic);
+        let e = t
+            .resolve(Some("nope"), &Overrides::default(), &env)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("mine") && e.contains("[providers.nope]"), "{e}");
+    }
+
+    #[test]
+    fn bad_base_url_is_an_error() {
+        let t = ProviderTable::builtin();
+        let o = Overrides {
+            base_url: Some("localhost:8080".into()),
+            ..Overrides::default()
+        };
+        let e = t
+            .resolve(Some("ollama"), &o, &env_with(&[]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("localhost:8080"), "{e}");
+    }
+}

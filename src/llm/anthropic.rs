@@ -1,0 +1,531 @@
+//! Anthropic Messages, streamed: text, `tool_use` blocks built from
+//! `input_json_delta` fragments, and `thinking` blocks, which are kept with
+//! their signatures and sent back unchanged as the API requires. The system
+//! prompt, tools and newest message carry cache breakpoints, so a long
+//! session re-reads its prefix from the prompt cache.
+
+use futures_util::future::BoxFuture;
+use reqwest::header::{HeaderMap, HeaderValue};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::openai::truncate;
+use super::sse::SseEvent;
+use super::transport::{Decoder, Transport};
+use super::{
+    Completion, Content, EventFn, LlmError, Message, Provider, Request, Role, StopReason,
+    StreamEvent, Usage,
+};
+use crate::config::ResolvedProvider;
+
+const API_VERSION: &str = "2023-06-01";
+
+pub(crate) struct Anthropic {
+    transport: Transport,
+    url: String,
+    headers: HeaderMap,
+    max_tokens: u32,
+    thinking_budget: Option<u32>,
+}
+
+impl Anthropic {
+    pub fn new(p: &ResolvedProvider, transport: Transport) -> Anthropic {
+        let mut headers = HeaderMap::new();
+        if let Some(key) = &p.api_key
+            && let Ok(v) = HeaderValue::from_str(key)
+        {
+            headers.insert("x-api-key", v);
+        }
+        headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
+        Anthropic {
+            transport,
+            url: format!("{}/v1/messages", p.base_url),
+            headers,
+            max_tokens: p.max_tokens,
+            thinking_budget: p.thinking_budget,
+        }
+    }
+
+    fn body(&self, req: &Request<'_>) -> Value {
+        let cache = json!({"type": "ephemeral"});
+        let mut messages: Vec<Value> = req.messages.iter().filter_map(encode_message).collect();
+        if let Some(last) = messages
+            .last_mut()
+            .and_then(|m| m["content"].as_array_mut())
+            .and_then(|c| c.last_mut())
+        {
+            last["cache_control"] = cache.clone();
+        }
+        let mut tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+            .collect();
+        if let Some(last) = tools.last_mut() {
+            last["cache_control"] = cache.clone();
+        }
+        let mut body = json!({
+            "model": self.transport.model(),
+            "max_tokens": self.max_tokens,
+            "stream": true,
+            "system": [{"type": "text", "text": req.system, "cache_control": cache}],
+            "messages": messages,
+        });
+        if !tools.is_empty() {
+            body["tools"] = Value::Array(tools);
+        }
+        if let Some(budget) = self.thinking_budget {
+            body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+        }
+        body
+    }
+}
+
+fn encode_message(m: &Message) -> Option<Value> {
+    let mut blocks = Vec::new();
+    // Tool results must open a user message.
+    for c in &m.content {
+        if let Content::ToolResult {
+            call_id,
+            content,
+            is_error,
+        } = c
+        {
+            blocks.push(json!({"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error}));
+        }
+    }
+    for c in &m.content {
+        match c {
+            Content::Text { text } if !text.is_empty() => {
+                blocks.push(json!({"type": "text", "text": text}))
+            }
+            Content::Thinking {
+                thinking,
+                signature: Some(sig),
+            } => blocks.push(json!({"type": "thinking", "thinking": thinking, "signature": sig})),
+            Content::RedactedThinking { data } => {
+                blocks.push(json!({"type": "redacted_thinking", "data": data}))
+            }
+            Content::ToolCall {
+                id,
+                name,
+                arguments,
+            } => {
+                // Malformed arguments were answered with an error result;
+                // the API still needs an object here.
+                let input = serde_json::from_str::<Value>(arguments)
+                    .ok()
+                    .filter(Value::is_object)
+                    .unwrap_or_else(|| json!({}));
+                blocks.push(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
+            }
+            _ => {}
+        }
+    }
+    if blocks.is_empty() {
+        return None;
+    }
+    let role = match m.role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    };
+    Some(json!({"role": role, "content": blocks}))
+}
+
+impl Provider for Anthropic {
+    fn describe(&self) -> (&str, &str) {
+        (self.transport.provider(), self.transport.model())
+    }
+
+    fn stream<'a>(
+        &'a self,
+        request: Request<'a>,
+        on_event: EventFn<'a>,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Completion, LlmError>> {
+        Box::pin(async move {
+            let body = self.body(&request);
+            let provider = self.transport.provider().to_string();
+            let new = move || Box::new(MessagesDecoder::new(provider.clone())) as Box<dyn Decoder>;
+            self.transport
+                .stream(&self.url, &self.headers, &body, &new, on_event, cancel)
+                .await
+        })
+    }
+}
+
+enum Block {
+    Text(String),
+    Thinking {
+        text: String,
+        signature: String,
+    },
+    Redacted(String),
+    ToolUse {
+        id: String,
+        name: String,
+        json: String,
+    },
+}
+
+struct MessagesDecoder {
+    provider: String,
+    blocks: Vec<(u64, Block)>,
+    stop: Option<String>,
+    usage: Usage,
+}
+
+impl MessagesDecoder {
+    fn new(provider: String) -> MessagesDecoder {
+        MessagesDecoder {
+            provider,
+            blocks: Vec::new(),
+            stop: None,
+            usage: Usage::default(),
+        }
+    }
+
+    fn block(&mut self, index: u64) -> Result<&mut Block, LlmError> {
+        self.blocks
+            .iter_mut()
+            .find(|(i, _)| *i == index)
+            .map(|(_, b)| b)
+            .ok_or_else(|| {
+                LlmError::Protocol(format!(
+                    "delta for content block {index}, which was never started"
+                ))
+            })
+    }
+
+    fn read_usage(&mut self, u: &Value) {
+        let n = |k: &str| u.get(k).and_then(Value::as_u64);
+        if let Some(v) = n("input_tokens") {
+            self.usage.input_tokens = v;
+        }
+        if let Some(v) = n("output_tokens") {
+            self.usage.output_tokens = v;
+        }
+        if let Some(v) = n("cache_read_input_tokens") {
+            self.usage.cache_read_tokens = v;
+        }
+        if let Some(v) = n("cache_creation_input_tokens") {
+            self.usage.cache_write_tokens = v;
+        }
+    }
+}
+
+impl Decoder for MessagesDecoder {
+    fn event(&mut self, ev: SseEvent, emit: &mut dyn FnMut(StreamEvent)) -> Result<bool, LlmError> {
+        let v: Value = serde_json::from_str(&ev.data).map_err(|e| {
+            LlmError::Protocol(format!("event is not JSON ({e}): {}", truncate(&ev.data)))
+        })?;
+        let kind = v
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or(ev.event.as_str());
+        let s = |v: &Value, k: &str| {
+            v.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
+        match kind {
+            "message_start" => {
+                if let Some(u) = v.pointer("/message/usage") {
+                    self.read_usage(u);
+                }
+            }
+            "content_block_start" => {
+                let b = &v["content_block"];
+                let block = match b.get("type").and_then(Value::as_str) {
+                    Some("text") => Block::Text(s(b, "text")),
+                    Some("thinking") => Block::Thinking {
+                        text: s(b, "thinking"),
+                        signature: s(b, "signature"),
+                    },
+                    Some("redacted_thinking") => Block::Redacted(s(b, "data")),
+                    Some("tool_use") => Block::ToolUse {
+                        id: s(b, "id"),
+                        name: s(b, "name"),
+                        json: String::new(),
+                    },
+                    other => {
+                        return Err(LlmError::Protocol(format!(
+                            "unknown content block type {other:?}"
+                        )));
+                    }
+                };
+                self.blocks.push((index, block));
+            }
+            "content_block_delta" => {
+                let d = &v["delta"];
+                let block = self.block(index)?;
+                match (d.get("type").and_then(Value::as_str), block) {
+                    (Some("text_delta"), Block::Text(t)) => {
+                        let piece = s(d, "text");
+                        t.push_str(&piece);
+                        emit(StreamEvent::TextDelta(piece));
+                    }
+                    (Some("thinking_delta"), Block::Thinking { text, .. }) => {
+                        let piece = s(d, "thinking");
+                        text.push_str(&piece);
+                        emit(StreamEvent::ThinkingDelta(piece));
+                    }
+                    (Some("signature_delta"), Block::Thinking { signature, .. }) => {
+                        signature.push_str(&s(d, "signature"))
+                    }
+                    (Some("input_json_delta"), Block::ToolUse { json, .. }) => {
+                        json.push_str(&s(d, "partial_json"))
+                    }
+                    (t, _) => {
+                        return Err(LlmError::Protocol(format!(
+                            "delta {t:?} does not fit content block {index}"
+                        )));
+                    }
+                }
+            }
+            "message_delta" => {
+                if let Some(r) = v.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop = Some(r.to_string());
+                }
+                if let Some(u) = v.get("usage") {
+                    self.read_usage(u);
+                }
+            }
+            "message_stop" => return Ok(true),
+            "error" => {
+                let kind = v
+                    .pointer("/error/type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("error")
+                    .to_string();
+                let message = v
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                let retryable = matches!(
+                    kind.as_str(),
+                    "overloaded_error" | "api_error" | "rate_limit_error"
+                );
+                return Err(LlmError::Api {
+                    provider: self.provider.clone(),
+                    kind,
+                    message,
+                    retryable,
+                });
+            }
+            _ => {} // ping, content_block_stop, and events added later
+        }
+        Ok(false)
+    }
+
+    fn finish(self: Box<Self>, _complete: bool) -> Result<Completion, LlmError> {
+        let Some(stop) = self.stop else {
+            return Err(LlmError::Incomplete);
+        };
+        let mut blocks = self.blocks;
+        blocks.sort_by_key(|(i, _)| *i);
+        let content = blocks
+            .into_iter()
+            .map(|(_, b)| match b {
+                Block::Text(text) => Content::Text { text },
+                Block::Thinking { text, signature } => Content::Thinking {
+                    thinking: text,
+                    signature: Some(signature),
+                },
+                Block::Redacted(data) => Content::RedactedThinking { data },
+                Block::ToolUse { id, name, json } => Content::ToolCall {
+                    id,
+                    name,
+                    arguments: if json.trim().is_empty() {
+                        "{}".into()
+                    } else {
+                        json
+                    },
+                },
+            })
+            .collect();
+        let stop = match stop.as_str() {
+            "end_turn" | "stop_sequence" => StopReason::EndTurn,
+            "tool_use" => StopReason::ToolUse,
+            "max_tokens" => StopReason::MaxTokens,
+            other => StopReason::Other(other.to_string()),
+        };
+        Ok(Completion {
+            message: Message {
+                role: Role::Assistant,
+                content,
+            },
+            stop,
+            usage: self.usage,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(events: &[(&str, &str)]) -> (Result<Completion, LlmError>, Vec<StreamEvent>) {
+        let mut d = Box::new(MessagesDecoder::new("anthropic".into()));
+        let mut out = Vec::new();
+        for (event, data) in events {
+            match d.event(
+                SseEvent {
+                    event: event.to_string(),
+                    data: data.to_string(),
+                },
+                &mut |e| out.push(e),
+            ) {
+                Ok(true) => return (d.finish(true), out),
+                Ok(false) => {}
+                Err(e) => return (Err(e), out),
+            }
+        }
+        (d.finish(false), out)
+    }
+
+    #[test]
+    fn thinking_text_and_tool_use() {
+        let (c, events) = run(&[
+            (
+                "message_start",
+                r#"{"type":"message_start","message":{"usage":{"input_tokens":12,"output_tokens":1,"cache_read_input_tokens":3}}}"#,
+            ),
+            ("ping", r#"{"type":"ping"}"#),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"plan"}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG"}}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Look"}}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"t1","name":"view","input":{}}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":""}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"path\": \"a\"}"}}"#,
+            ),
+            (
+                "content_block_stop",
+                r#"{"type":"content_block_stop","index":2}"#,
+            ),
+            (
+                "message_delta",
+                r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":40}}"#,
+            ),
+            ("message_stop", r#"{"type":"message_stop"}"#),
+        ]);
+        let c = c.unwrap();
+        assert_eq!(c.stop, StopReason::ToolUse);
+        assert_eq!(
+            c.usage,
+            Usage {
+                input_tokens: 12,
+                output_tokens: 40,
+                cache_read_tokens: 3,
+                cache_write_tokens: 0
+            }
+        );
+        assert_eq!(
+            c.message.content,
+            vec![
+                Content::Thinking {
+                    thinking: "plan".into(),
+                    signature: Some("SIG".into())
+                },
+                Content::Text {
+                    text: "Look".into()
+                },
+                Content::ToolCall {
+                    id: "t1".into(),
+                    name: "view".into(),
+                    arguments: "{\"path\": \"a\"}".into()
+                },
+            ]
+        );
+        assert_eq!(
+            events,
+            vec![
+                StreamEvent::ThinkingDelta("plan".into()),
+                StreamEvent::TextDelta("Look".into())
+            ]
+        );
+        // Sent back: thinking with its signature, then the tool call.
+        let sent = encode_message(&c.message).unwrap();
+        assert_eq!(
+            sent["content"][0],
+            json!({"type":"thinking","thinking":"plan","signature":"SIG"})
+        );
+        assert_eq!(sent["content"][2]["input"], json!({"path":"a"}));
+    }
+
+    #[test]
+    fn overloaded_error_event_is_retryable() {
+        let (c, _) = run(&[(
+            "error",
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        )]);
+        assert!(
+            matches!(
+                c,
+                Err(LlmError::Api {
+                    retryable: true,
+                    ..
+                })
+            ),
+            "{c:?}"
+        );
+    }
+
+    #[test]
+    fn stream_without_stop_is_incomplete() {
+        let (c, _) = run(&[(
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        )]);
+        assert!(matches!(c, Err(LlmError::Incomplete)));
+    }
+
+    #[test]
+    fn tool_results_open_the_user_message() {
+        let m = Message {
+            role: Role::User,
+            content: vec![
+                Content::Text {
+                    text: "note".into(),
+                },
+                Content::ToolResult {
+                    call_id: "t1".into(),
+                    content: "ok".into(),
+                    is_error: true,
+                },
+            ],
+        };
+        let v = encode_message(&m).unwrap();
+        assert_eq!(v["content"][0]["type"], "tool_result");
+        assert_eq!(v["content"][0]["is_error"], true);
+        assert_eq!(v["content"][1]["type"], "text");
+    }
+}

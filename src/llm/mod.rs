@@ -1,0 +1,178 @@
+//! Provider-neutral conversation types and stream events, and the clients
+//! that speak each wire protocol: OpenAI-compatible Chat Completions
+//! (`openai.rs`) and Anthropic Messages (`anthropic.rs`). `transport.rs` owns
+//! what both share: HTTP, SSE reading, idle timeouts, retries and the mapping
+//! of HTTP failures to errors a person can act on. Nothing here knows about
+//! tools beyond their name, description and schema.
+
+mod anthropic;
+mod error;
+mod openai;
+pub mod sse;
+mod transport;
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+pub use error::LlmError;
+
+use crate::config::{LlmSettings, ProviderKind, ResolvedProvider};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// One message of the conversation, in the order the model saw it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: Vec<Content>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Content {
+    Text {
+        text: String,
+    },
+    /// Model reasoning. Anthropic requires it sent back unchanged (with its
+    /// signature) alongside the tool calls it led to.
+    Thinking {
+        thinking: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+    },
+    RedactedThinking {
+        data: String,
+    },
+    /// A tool call. `arguments` is the raw JSON text the model produced,
+    /// which may be malformed; the Surface judges it, not the client.
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: String,
+    },
+    ToolResult {
+        call_id: String,
+        content: String,
+        is_error: bool,
+    },
+}
+
+impl Message {
+    pub fn user(text: impl Into<String>) -> Message {
+        Message {
+            role: Role::User,
+            content: vec![Content::Text { text: text.into() }],
+        }
+    }
+
+    /// The concatenated text blocks.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|c| match c {
+                Content::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// A tool as the model sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: serde_json::Value,
+}
+
+/// One request: the whole conversation so far.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    pub system: &'a str,
+    pub messages: &'a [Message],
+    pub tools: &'a [ToolSpec],
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, o: Usage) {
+        self.input_tokens += o.input_tokens;
+        self.output_tokens += o.output_tokens;
+        self.cache_read_tokens += o.cache_read_tokens;
+        self.cache_write_tokens += o.cache_write_tokens;
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    EndTurn,
+    ToolUse,
+    MaxTokens,
+    Other(String),
+}
+
+/// A finished response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Completion {
+    pub message: Message,
+    pub stop: StopReason,
+    pub usage: Usage,
+}
+
+/// What a front end sees while a response streams.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    TextDelta(String),
+    ThinkingDelta(String),
+    /// A failed attempt that will be retried after `delay`.
+    Retrying {
+        attempt: u32,
+        delay: std::time::Duration,
+        reason: String,
+    },
+}
+
+pub type EventFn<'a> = &'a (dyn Fn(StreamEvent) + Send + Sync);
+
+/// A model behind some wire protocol.
+pub trait Provider: Send + Sync {
+    /// Provider id and model, for display.
+    fn describe(&self) -> (&str, &str);
+
+    /// Streams one response, reporting deltas to `on_event`, and returns it
+    /// whole. Retries transient failures as long as nothing was shown.
+    fn stream<'a>(
+        &'a self,
+        request: Request<'a>,
+        on_event: EventFn<'a>,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Completion, LlmError>>;
+}
+
+/// Builds the client for a resolved provider.
+pub fn connect(
+    p: &ResolvedProvider,
+    settings: &LlmSettings,
+) -> Result<Arc<dyn Provider>, LlmError> {
+    let transport = transport::Transport::new(p, settings)?;
+    Ok(match p.kind {
+        ProviderKind::Openai => Arc::new(openai::OpenAi::new(p, transport)),
+        ProviderKind::Anthropic => Arc::new(anthropic::Anthropic::new(p, transport)),
+    })
+}

@@ -1,0 +1,443 @@
+//! OpenAI-compatible Chat Completions, streamed. Works with OpenAI itself and
+//! the many servers that copy its wire format (Ollama, DeepSeek, OpenRouter,
+//! vLLM...): tool-call arguments arrive split across chunks and interleaved by
+//! `index`; DeepSeek-style `reasoning_content` is shown as thinking.
+
+use std::collections::BTreeMap;
+
+use futures_util::future::BoxFuture;
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::sse::SseEvent;
+use super::transport::{Decoder, Transport};
+use super::{
+    Completion, Content, EventFn, LlmError, Message, Provider, Request, Role, StopReason,
+    StreamEvent, Usage,
+};
+use crate::config::ResolvedProvider;
+
+pub(crate) struct OpenAi {
+    transport: Transport,
+    url: String,
+    auth: HeaderMap,
+}
+
+impl OpenAi {
+    pub fn new(p: &ResolvedProvider, transport: Transport) -> OpenAi {
+        let mut auth = HeaderMap::new();
+        if let Some(key) = &p.api_key
+            && let Ok(v) = HeaderValue::from_str(&format!("Bearer {key}"))
+        {
+            auth.insert(AUTHORIZATION, v);
+        }
+        OpenAi {
+            transport,
+            url: format!("{}/chat/completions", p.base_url),
+            auth,
+        }
+    }
+
+    fn body(&self, req: &Request<'_>) -> Value {
+        let mut messages = vec![json!({"role": "system", "content": req.system})];
+        for m in req.messages {
+            encode_message(m, &mut messages);
+        }
+        let mut body = json!({
+            "model": self.transport.model(),
+            "messages": messages,
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        });
+        if !req.tools.is_empty() {
+            let tools: Vec<Value> = req
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({"type": "function", "function": {
+                        "name": t.name, "description": t.description, "parameters": t.parameters,
+                    }})
+                })
+                .collect();
+            body["tools"] = Value::Array(tools);
+        }
+        body
+    }
+}
+
+/// One neutral message becomes one or more Chat Completions messages: tool
+/// results are separate `tool` messages; thinking is not sent back.
+fn encode_message(m: &Message, out: &mut Vec<Value>) {
+    match m.role {
+        Role::User => {
+            let mut text = String::new();
+            for c in &m.content {
+                match c {
+                    Content::ToolResult {
+                        call_id, content, ..
+                    } => out.push(json!({
+                        "role": "tool", "tool_call_id": call_id, "content": content,
+                    })),
+                    Content::Text { text: t } => text.push_str(t),
+                    _ => {}
+                }
+            }
+            if !text.is_empty() {
+                out.push(json!({"role": "user", "content": text}));
+            }
+        }
+        Role::Assistant => {
+            let text = m.text();
+            let calls: Vec<Value> = m
+                .content
+                .iter()
+                .filter_map(|c| match c {
+                    Content::ToolCall {
+                        id,
+                        name,
+                        arguments,
+                    } => Some(json!({
+                        "id": id, "type": "function",
+                        "function": {"name": name, "arguments": arguments},
+                    })),
+                    _ => None,
+                })
+                .collect();
+            let mut msg = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { Value::String(text) }});
+            if !calls.is_empty() {
+                msg["tool_calls"] = Value::Array(calls);
+            }
+            out.push(msg);
+        }
+    }
+}
+
+impl Provider for OpenAi {
+    fn describe(&self) -> (&str, &str) {
+        (self.transport.provider(), self.transport.model())
+    }
+
+    fn stream<'a>(
+        &'a self,
+        request: Request<'a>,
+        on_event: EventFn<'a>,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Completion, LlmError>> {
+        Box::pin(async move {
+            let body = self.body(&request);
+            let provider = self.transport.provider().to_string();
+            let new = move || Box::new(ChatDecoder::new(provider.clone())) as Box<dyn Decoder>;
+            self.transport
+                .stream(&self.url, &self.auth, &body, &new, on_event, cancel)
+                .await
+        })
+    }
+}
+
+#[derive(Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+struct ChatDecoder {
+    provider: String,
+    text: String,
+    reasoning: String,
+    calls: BTreeMap<u64, PartialCall>,
+    finish: Option<String>,
+    usage: Usage,
+}
+
+impl ChatDecoder {
+    fn new(provider: String) -> ChatDecoder {
+        ChatDecoder {
+            provider,
+            text: String::new(),
+            reasoning: String::new(),
+            calls: BTreeMap::new(),
+            finish: None,
+            usage: Usage::default(),
+        }
+    }
+}
+
+fn as_str(v: &Value) -> Option<&str> {
+    v.as_str().filter(|s| !s.is_empty())
+}
+
+impl Decoder for ChatDecoder {
+    fn event(&mut self, ev: SseEvent, emit: &mut dyn FnMut(StreamEvent)) -> Result<bool, LlmError> {
+        let data = ev.data.trim();
+        if data == "[DONE]" {
+            return Ok(true);
+        }
+        if data.is_empty() {
+            return Ok(false);
+        }
+        let v: Value = serde_json::from_str(data).map_err(|e| {
+            LlmError::Protocol(format!("chunk is not JSON ({e}): {}", truncate(data)))
+        })?;
+        if let Some(err) = v.get("error") {
+            let kind = err
+                .get("type")
+                .or(err.get("code"))
+                .map(|k| k.to_string())
+                .unwrap_or_default();
+            let message = err
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            let retryable = kind.contains("overloaded")
+                || kind.contains("server_error")
+                || kind.contains("rate_limit");
+            return Err(LlmError::Api {
+                provider: self.provider.clone(),
+                kind: kind.trim_matches('"').to_string(),
+                message,
+                retryable,
+            });
+        }
+        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+            let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+            let cached = u
+                .pointer("/prompt_tokens_details/cached_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            self.usage = Usage {
+                input_tokens: n("prompt_tokens").saturating_sub(cached),
+                output_tokens: n("completion_tokens"),
+                cache_read_tokens: cached,
+                cache_write_tokens: 0,
+            };
+        }
+        let Some(choice) = v.get("choices").and_then(|c| c.get(0)) else {
+            return Ok(false);
+        };
+        if let Some(delta) = choice.get("delta") {
+            for key in ["reasoning_content", "reasoning"] {
+                if let Some(r) = delta.get(key).and_then(as_str) {
+                    self.reasoning.push_str(r);
+                    emit(StreamEvent::ThinkingDelta(r.to_string()));
+                }
+            }
+            if let Some(t) = delta.get("content").and_then(as_str) {
+                self.text.push_str(t);
+                emit(StreamEvent::TextDelta(t.to_string()));
+            }
+            if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+                for (pos, call) in calls.iter().enumerate() {
+                    let index = call
+                        .get("index")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(pos as u64);
+                    let entry = self.calls.entry(index).or_default();
+                    if let Some(id) = call.get("id").and_then(as_str) {
+                        entry.id = id.to_string();
+                    }
+                    if let Some(f) = call.get("function") {
+                        if let Some(name) = f.get("name").and_then(as_str) {
+                            entry.name.push_str(name);
+                        }
+                        if let Some(args) = f.get("arguments").and_then(Value::as_str) {
+                            entry.arguments.push_str(args);
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(as_str) {
+            self.finish = Some(reason.to_string());
+        }
+        Ok(false)
+    }
+
+    fn finish(self: Box<Self>, complete: bool) -> Result<Completion, LlmError> {
+        // Some compatible servers end the body without `[DONE]`; a
+        // `finish_reason` is enough to know the answer is whole.
+        let Some(finish) = self.finish.clone().or(complete.then(|| "stop".to_string())) else {
+            return Err(LlmError::Incomplete);
+        };
+        let mut content = Vec::new();
+        if !self.reasoning.is_empty() {
+            content.push(Content::Thinking {
+                thinking: self.reasoning,
+                signature: None,
+            });
+        }
+        if !self.text.is_empty() {
+            content.push(Content::Text { text: self.text });
+        }
+        for (index, call) in self.calls {
+            content.push(Content::ToolCall {
+                id: if call.id.is_empty() {
+                    format!("call_{index}")
+                } else {
+                    call.id
+                },
+                name: call.name,
+                arguments: call.arguments,
+            });
+        }
+        let stop = match finish.as_str() {
+            "stop" => StopReason::EndTurn,
+            "tool_calls" | "function_call" => StopReason::ToolUse,
+            "length" => StopReason::MaxTokens,
+            other => StopReason::Other(other.to_string()),
+        };
+        Ok(Completion {
+            message: Message {
+                role: Role::Assistant,
+                content,
+            },
+            stop,
+            usage: self.usage,
+        })
+    }
+}
+
+pub(crate) fn truncate(s: &str) -> String {
+    const MAX: usize = 200;
+    match s.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(lines: &[&str]) -> (Result<Completion, LlmError>, Vec<StreamEvent>) {
+        let mut d = Box::new(ChatDecoder::new("t".into()));
+        let mut events = Vec::new();
+        let mut done = false;
+        for l in lines {
+            let ev = SseEvent {
+                event: String::new(),
+                data: l.to_string(),
+            };
+            match d.event(ev, &mut |e| events.push(e)) {
+                Ok(true) => {
+                    done = true;
+                    break;
+                }
+                Ok(false) => {}
+                Err(e) => return (Err(e), events),
+            }
+        }
+        (d.finish(done), events)
+    }
+
+    #[test]
+    fn interleaved_tool_calls_reassemble_by_index() {
+        let (c, _) = feed(&[
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"view","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"b","type":"function","function":{"name":"ls","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{\"pa"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"path\":"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"th\":\".\"}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"a.rs\"}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":4}}}"#,
+            "[DONE]",
+        ]);
+        let c = c.unwrap();
+        assert_eq!(c.stop, StopReason::ToolUse);
+        assert_eq!(
+            c.message.content,
+            vec![
+                Content::ToolCall {
+                    id: "a".into(),
+                    name: "view".into(),
+                    arguments: r#"{"path":"a.rs"}"#.into()
+                },
+                Content::ToolCall {
+                    id: "b".into(),
+                    name: "ls".into(),
+                    arguments: r#"{"path":"."}"#.into()
+                },
+            ]
+        );
+        assert_eq!(
+            (
+                c.usage.input_tokens,
+                c.usage.output_tokens,
+                c.usage.cache_read_tokens
+            ),
+            (6, 5, 4)
+        );
+    }
+
+    #[test]
+    fn reasoning_content_is_thinking_not_text() {
+        let (c, events) = feed(&[
+            r#"{"choices":[{"index":0,"delta":{"reasoning_content":"hmm","content":null}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}]}"#,
+            "[DONE]",
+        ]);
+        assert_eq!(c.unwrap().message.text(), "Hi");
+        assert_eq!(
+            events,
+            vec![
+                StreamEvent::ThinkingDelta("hmm".into()),
+                StreamEvent::TextDelta("Hi".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn missing_final_event_is_incomplete() {
+        let (c, _) = feed(&[r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#]);
+        assert!(matches!(c, Err(LlmError::Incomplete)));
+    }
+
+    #[test]
+    fn error_chunk_and_garbage_are_errors() {
+        let (c, _) = feed(&[r#"{"error":{"message":"boom","type":"server_error"}}"#]);
+        assert!(
+            matches!(
+                c,
+                Err(LlmError::Api {
+                    retryable: true,
+                    ..
+                })
+            ),
+            "{c:?}"
+        );
+        let (c, _) = feed(&["{not json"]);
+        assert!(matches!(c, Err(LlmError::Protocol(_))));
+    }
+
+    #[test]
+    fn tool_results_become_tool_messages() {
+        let mut out = Vec::new();
+        encode_message(
+            &Message {
+                role: Role::User,
+                content: vec![
+                    Content::ToolResult {
+                        call_id: "a".into(),
+                        content: "r".into(),
+                        is_error: false,
+                    },
+                    Content::Text {
+                        text: "more".into(),
+                    },
+                ],
+            },
+            &mut out,
+        );
+        assert_eq!(
+            out,
+            vec![
+                json!({"role":"tool","tool_call_id":"a","content":"r"}),
+                json!({"role":"user","content":"more"}),
+            ]
+        );
+    }
+}

@@ -1,0 +1,83 @@
+//! The `agent` binary: parse arguments, load configuration, pick the front end.
+
+use std::io::{IsTerminal, Read};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Parser;
+
+use agent::cli::Cli;
+use agent::config::{Config, Overrides, Paths};
+use agent::{headless, llm};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("agent: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("agent: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<u8> {
+    let prompt = read_prompt(&cli)?;
+    let cwd = match &cli.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot determine the current directory")?,
+    };
+    let flags = Overrides {
+        provider: cli.provider.clone(),
+        model: cli.model.clone(),
+        base_url: cli.base_url.clone(),
+        max_steps: cli.max_steps,
+    };
+    let overrides = flags.over(Overrides::from_env()?);
+    let config = Config::load(Paths::from_env()?, &cwd, overrides)?;
+    let Some(prompt) = prompt else {
+        bail!(
+            "the interactive interface is not available in this build yet; run a task with `agent -p \"<your task>\"`"
+        );
+    };
+    let resolved = config.resolve_provider(&|name| std::env::var(name).ok())?;
+    let provider = llm::connect(&resolved, &config.llm)?;
+    Ok(headless::run(&config, provider, &prompt, cli.output_format).await)
+}
+
+/// The prompt from `-p`, `-p -` (stdin) or piped stdin; `None` means interactive.
+fn read_prompt(cli: &Cli) -> anyhow::Result<Option<String>> {
+    let from_stdin = match cli.prompt.as_deref() {
+        Some("-") => true,
+        Some(p) => return non_empty(p.to_string()).map(Some),
+        None => !std::io::stdin().is_terminal(),
+    };
+    if !from_stdin {
+        return Ok(None);
+    }
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .context("cannot read the prompt from standard input")?;
+    non_empty(text).map(Some)
+}
+
+fn non_empty(p: String) -> anyhow::Result<String> {
+    if p.trim().is_empty() {
+        bail!(
+            "the prompt is empty; give the task as `agent -p \"<your task>\"` or on standard input"
+        );
+    }
+    Ok(p)
+}

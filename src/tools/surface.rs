@@ -1,0 +1,194 @@
+//! The Surface: the only place tools are registered, looked up, filtered and
+//! dispatched. `call` runs the fixed steps of every tool call: look up, parse
+//! and validate arguments, check the workspace boundary, run (the permission
+//! gate slots in before running). Every failure becomes a [`ToolResult`] the
+//! model can act on; nothing here panics the agent.
+
+use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use super::{Effect, Tool, ToolContext, ToolError, glob, grep, ls, schema, view};
+use crate::llm::ToolSpec;
+
+/// A call as the model made it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// Raw JSON text, possibly malformed.
+    pub arguments: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolResult {
+    pub call_id: String,
+    pub content: String,
+    pub is_error: bool,
+}
+
+/// Object-safe face of a [`Tool`].
+trait DynTool: Send + Sync {
+    fn spec(&self) -> ToolSpec;
+    fn effect(&self) -> Effect;
+    fn prepare(self: Arc<Self>, args: Value) -> Result<Box<dyn PreparedCall>, ToolError>;
+}
+
+/// A call whose arguments passed validation.
+trait PreparedCall: Send {
+    fn paths(&self) -> Vec<String>;
+    fn run(self: Box<Self>, ctx: ToolContext) -> BoxFuture<'static, Result<String, ToolError>>;
+}
+
+struct Prepared<T: Tool> {
+    tool: Arc<T>,
+    args: T::Args,
+}
+
+impl<T: Tool> DynTool for T {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: T::NAME.to_string(),
+            description: self.description(),
+            parameters: schema::for_args::<T::Args>(),
+        }
+    }
+
+    fn effect(&self) -> Effect {
+        Tool::effect(self)
+    }
+
+    fn prepare(self: Arc<Self>, args: Value) -> Result<Box<dyn PreparedCall>, ToolError> {
+        let args = serde_json::from_value::<T::Args>(args).map_err(|e| {
+            ToolError::new(format!(
+                "invalid arguments for `{}`: {e}. Call it again with arguments that match its schema.",
+                T::NAME
+            ))
+        })?;
+        Ok(Box::new(Prepared { tool: self, args }))
+    }
+}
+
+impl<T: Tool> PreparedCall for Prepared<T> {
+    fn paths(&self) -> Vec<String> {
+        T::paths(&self.args)
+            .into_iter()
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn run(self: Box<Self>, ctx: ToolContext) -> BoxFuture<'static, Result<String, ToolError>> {
+        Box::pin(async move { self.tool.run(self.args, &ctx).await })
+    }
+}
+
+pub struct Surface {
+    tools: BTreeMap<&'static str, Arc<dyn DynTool>>,
+    ctx: ToolContext,
+}
+
+impl Surface {
+    /// The full set of tools, as the binary and the tests use it.
+    pub fn new(ctx: ToolContext) -> Surface {
+        let mut s = Surface {
+            tools: BTreeMap::new(),
+            ctx,
+        };
+        s.register(view::View);
+        s.register(ls::Ls);
+        s.register(glob::Glob);
+        s.register(grep::Grep);
+        s
+    }
+
+    fn register<T: Tool>(&mut self, tool: T) {
+        self.tools.insert(T::NAME, Arc::new(tool));
+    }
+
+    pub fn context(&self) -> &ToolContext {
+        &self.ctx
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tools.keys().copied().collect()
+    }
+
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools.values().map(|t| t.spec()).collect()
+    }
+
+    /// Whether calls to `name` may run concurrently with other such calls.
+    /// Unknown names count as read-only: their call only returns an error.
+    pub fn is_read_only(&self, name: &str) -> bool {
+        self.tools
+            .get(name)
+            .is_none_or(|t| t.effect() == Effect::Read)
+    }
+
+    pub async fn call(&self, call: &ToolCall) -> ToolResult {
+        let outcome = AssertUnwindSafe(self.dispatch(call))
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|panic| {
+                let what = panic
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| panic.downcast_ref::<&str>().copied())
+                    .unwrap_or("unknown panic");
+                Err(ToolError::new(format!(
+                    "the `{}` tool crashed ({what}); this is a bug in agent. Try another way.",
+                    call.name
+                )))
+            });
+        let (content, is_error) = match outcome {
+            Ok(text) => (text, false),
+            Err(e) => (e.0, true),
+        };
+        ToolResult {
+            call_id: call.id.clone(),
+            content,
+            is_error,
+        }
+    }
+
+    async fn dispatch(&self, call: &ToolCall) -> Result<String, ToolError> {
+        let tool = self.tools.get(call.name.as_str()).ok_or_else(|| {
+            ToolError::new(format!(
+                "unknown tool `{}`; available tools: {}",
+                call.name,
+                self.names().join(", ")
+            ))
+        })?;
+        let args = parse_arguments(&call.name, &call.arguments)?;
+        let prepared = Arc::clone(tool).prepare(args)?;
+        for path in prepared.paths() {
+            self.ctx.workspace.resolve(&path)?;
+        }
+        if self.ctx.cancel.is_cancelled() {
+            return Err(ToolError::new("cancelled by the user before it ran"));
+        }
+        prepared.run(self.ctx.clone()).await
+    }
+}
+
+fn parse_arguments(tool: &str, raw: &str) -> Result<Value, ToolError> {
+    if raw.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    match serde_json::from_str::<Value>(raw) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(other) => Err(ToolError::new(format!(
+            "arguments for `{tool}` must be a JSON object, not {other}; call it again with an object matching its schema"
+        ))),
+        Err(e) => {
+            let shown = crate::tools::cut_line(raw, 300);
+            Err(ToolError::new(format!(
+                "arguments for `{tool}` are not valid JSON ({e}): {shown}\nCall it again with a valid JSON object matching its schema."
+            )))
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! The read tracker: which files this session has read, and what they looked
+//! like then (modification time with nanoseconds, size, content hash). Edit
+//! tools consult it so the model never edits a file blind or over someone
+//! else's change; a timestamp change with identical content is no conflict.
+
+use std::collections::HashMap;
+use std::fs::Metadata;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    pub modified: Option<SystemTime>,
+    pub size: u64,
+    pub hash: u128,
+}
+
+impl FileStamp {
+    pub fn of(meta: &Metadata, content: &[u8]) -> FileStamp {
+        FileStamp {
+            modified: meta.modified().ok(),
+            size: meta.len(),
+            hash: xxhash_rust::xxh3::xxh3_128(content),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct ReadTracker {
+    reads: Mutex<HashMap<PathBuf, FileStamp>>,
+}
+
+impl ReadTracker {
+    /// Records a read of `path` (canonical).
+    pub fn record(&self, path: &Path, stamp: FileStamp) {
+        self.lock().insert(path.to_path_buf(), stamp);
+    }
+
+    pub fn last_read(&self, path: &Path) -> Option<FileStamp> {
+        self.lock().get(path).copied()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, FileStamp>> {
+        // A panic while holding this lock cannot leave the map half-updated
+        // (single insert/get), so a poisoned lock is still consistent.
+        self.reads.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}

@@ -1,0 +1,270 @@
+//! `view`: numbered lines of a text file, with offset/limit, line and byte
+//! caps, binary refusal, lossy decoding of non-UTF-8 text, and "did you mean"
+//! for a missing file. Records the read in the read tracker.
+
+use std::io::Read;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{Effect, FileStamp, Tool, ToolContext, ToolError, blocking, cut_line, render};
+
+pub const MAX_LINES: usize = 2000;
+pub const MAX_LINE_CHARS: usize = 2000;
+pub const MAX_BYTES: usize = 256 * 1024;
+/// Bytes inspected for a NUL to call a file binary (as git and ripgrep do).
+const BINARY_PROBE: usize = 8000;
+
+pub struct View;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ViewArgs {
+    /// Path of the file, relative to the project root.
+    path: String,
+    /// First line to show, 1-based. Default 1.
+    offset: Option<usize>,
+    /// How many lines to show. Default 2000.
+    limit: Option<usize>,
+}
+
+impl Tool for View {
+    type Args = ViewArgs;
+    const NAME: &'static str = "view";
+
+    fn description(&self) -> String {
+        render(
+            include_str!("../../templates/view.md"),
+            &[
+                ("max_lines", MAX_LINES.to_string()),
+                ("max_line_chars", MAX_LINE_CHARS.to_string()),
+                ("max_bytes", MAX_BYTES.to_string()),
+            ],
+        )
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Read
+    }
+
+    fn paths(args: &ViewArgs) -> Vec<&str> {
+        vec![&args.path]
+    }
+
+    async fn run(&self, args: ViewArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        let ctx = ctx.clone();
+        blocking(move || view(&args, &ctx)).await
+    }
+}
+
+fn view(args: &ViewArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+    let ws = &ctx.workspace;
+    let path = ws.resolve(&args.path)?;
+    let shown = ws.display(&path);
+    if path.is_dir() {
+        return Err(ToolError::new(format!(
+            "`{shown}` is a directory; use `ls` to list it"
+        )));
+    }
+    let mut file = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let similar = ws.similar_files(&path);
+            let hint = if similar.is_empty() {
+                "use `glob` or `ls` to find the right path".to_string()
+            } else {
+                format!("did you mean: {}?", similar.join(", "))
+            };
+            return Err(ToolError::new(format!("file not found: `{shown}`; {hint}")));
+        }
+        Err(e) => return Err(ToolError::new(format!("cannot read `{shown}`: {e}"))),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| ToolError::new(format!("cannot read `{shown}`: {e}")))?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut bytes)
+        .map_err(|e| ToolError::new(format!("cannot read `{shown}`: {e}")))?;
+    if bytes[..bytes.len().min(BINARY_PROBE)].contains(&0) {
+        return Err(ToolError::new(format!(
+            "`{shown}` is a binary file ({} bytes); `view` shows text files only",
+            bytes.len()
+        )));
+    }
+    ctx.tracker.record(&path, FileStamp::of(&meta, &bytes));
+
+    let (text, lossy) = match String::from_utf8(bytes) {
+        Ok(t) => (t, false),
+        Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
+    };
+    if text.is_empty() {
+        return Ok(format!("(`{shown}` is empty)"));
+    }
+    let lines: Vec<&str> = text
+        .strip_suffix('\n')
+        .unwrap_or(&text)
+        .split('\n')
+        .collect();
+    let total = lines.len();
+    let start = args.offset.unwrap_or(1).max(1);
+    if start > total {
+        return Err(ToolError::new(format!(
+            "`{shown}` has {total} lines; offset {start} is past the end. Use an offset between 1 and {total}."
+        )));
+    }
+    let limit = args.limit.unwrap_or(MAX_LINES).max(1);
+    let mut out = String::new();
+    let mut last = start - 1;
+    for (i, line) in lines.iter().enumerate().skip(start - 1).take(limit) {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let numbered = format!("{:>6}\t{}\n", i + 1, cut_line(line, MAX_LINE_CHARS));
+        if out.len() + numbered.len() > MAX_BYTES {
+            break;
+        }
+        out.push_str(&numbered);
+        last = i + 1;
+    }
+    if last < total {
+        let why = if last - (start - 1) < limit {
+            format!("output reached {MAX_BYTES} bytes")
+        } else {
+            "line limit".to_string()
+        };
+        out.push_str(&format!(
+            "({why}: showing lines {start}-{last} of {total}; continue with offset={})\n",
+            last + 1
+        ));
+    }
+    if lossy {
+        out.push_str("(note: the file is not valid UTF-8; invalid bytes are shown as �)\n");
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::tools::{ReadTracker, Workspace};
+
+    fn ctx() -> (tempfile::TempDir, ToolContext) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let ctx = ToolContext {
+            workspace: Arc::new(Workspace::new(root)),
+            tracker: Arc::new(ReadTracker::default()),
+            cancel: Default::default(),
+        };
+        (dir, ctx)
+    }
+
+    fn args(path: &str, offset: Option<usize>, limit: Option<usize>) -> ViewArgs {
+        ViewArgs {
+            path: path.into(),
+            offset,
+            limit,
+        }
+    }
+
+    #[test]
+    fn numbers_lines_and_records_the_read() {
+        let (_d, c) = ctx();
+        let p = c.workspace.root().join("a.txt");
+        std::fs::write(&p, "one\r\ntwo\n").unwrap();
+        assert_eq!(
+            view(&args("a.txt", None, None), &c).unwrap(),
+            "     1\tone\n     2\ttwo\n"
+        );
+        let stamp = c.tracker.last_read(&p).unwrap();
+        assert_eq!(stamp.size, 9);
+    }
+
+    #[test]
+    fn offset_limit_and_continuation_note() {
+        let (_d, c) = ctx();
+        let text: String = (1..=10).map(|i| format!("l{i}\n")).collect();
+        std::fs::write(c.workspace.root().join("a.txt"), text).unwrap();
+        let out = view(&args("a.txt", Some(3), Some(2)), &c).unwrap();
+        assert_eq!(
+            out,
+            "     3\tl3\n     4\tl4\n(line limit: showing lines 3-4 of 10; continue with offset=5)\n"
+        );
+        let e = view(&args("a.txt", Some(11), None), &c).unwrap_err().0;
+        assert!(e.contains("has 10 lines; offset 11 is past the end"), "{e}");
+    }
+
+    #[test]
+    fn default_limit_is_max_lines() {
+        let (_d, c) = ctx();
+        let text: String = (1..=MAX_LINES + 5).map(|i| format!("{i}\n")).collect();
+        std::fs::write(c.workspace.root().join("big.txt"), text).unwrap();
+        let out = view(&args("big.txt", None, None), &c).unwrap();
+        assert_eq!(out.lines().count(), MAX_LINES + 1);
+        assert!(
+            out.ends_with(&format!(
+                "showing lines 1-{MAX_LINES} of {}; continue with offset={})\n",
+                MAX_LINES + 5,
+                MAX_LINES + 1
+            )),
+            "{}",
+            &out[out.len() - 120..]
+        );
+    }
+
+    #[test]
+    fn long_lines_are_cut_and_bytes_capped() {
+        let (_d, c) = ctx();
+        let long = "x".repeat(MAX_LINE_CHARS + 10);
+        std::fs::write(c.workspace.root().join("l.txt"), format!("{long}\n")).unwrap();
+        let out = view(&args("l.txt", None, None), &c).unwrap();
+        assert!(out.contains("… [10 more characters cut]"), "{out}");
+        let many: String = (0..400)
+            .map(|_| format!("{}\n", "y".repeat(1000)))
+            .collect();
+        std::fs::write(c.workspace.root().join("m.txt"), many).unwrap();
+        let out = view(&args("m.txt", None, None), &c).unwrap();
+        assert!(out.len() <= MAX_BYTES + 200);
+        assert!(
+            out.contains(&format!("output reached {MAX_BYTES} bytes")),
+            "{}",
+            &out[out.len() - 150..]
+        );
+    }
+
+    #[test]
+    fn binary_missing_directory_and_lossy() {
+        let (_d, c) = ctx();
+        let root = c.workspace.root().to_path_buf();
+        std::fs::write(root.join("b.bin"), [1u8, 0, 2]).unwrap();
+        assert!(
+            view(&args("b.bin", None, None), &c)
+                .unwrap_err()
+                .0
+                .contains("is a binary file (3 bytes)")
+        );
+        std::fs::write(root.join("config.toml"), "x").unwrap();
+        let e = view(&args("confg.toml", None, None), &c).unwrap_err().0;
+        assert_eq!(
+            e,
+            "file not found: `confg.toml`; did you mean: config.toml?"
+        );
+        std::fs::create_dir(root.join("d")).unwrap();
+        assert!(
+            view(&args("d", None, None), &c)
+                .unwrap_err()
+                .0
+                .contains("is a directory; use `ls`")
+        );
+        std::fs::write(root.join("latin1.txt"), b"caf\xe9\n").unwrap();
+        let out = view(&args("latin1.txt", None, None), &c).unwrap();
+        assert!(
+            out.starts_with("     1\tcaf\u{fffd}\n") && out.contains("not valid UTF-8"),
+            "{out}"
+        );
+        std::fs::write(root.join("empty.txt"), "").unwrap();
+        assert_eq!(
+            view(&args("empty.txt", None, None), &c).unwrap(),
+            "(`empty.txt` is empty)"
+        );
+    }
+}

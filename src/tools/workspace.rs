@@ -1,0 +1,182 @@
+//! The project directory and the rule for paths the model names: they resolve
+//! against the workspace root, are normalised (`.`, `..`, symlinks of the
+//! existing part), and must stay inside it.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::ToolError;
+
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    root: PathBuf,
+}
+
+impl Workspace {
+    /// `root` must be canonical (the config layer canonicalises it).
+    pub fn new(root: PathBuf) -> Workspace {
+        Workspace { root }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The absolute, normalised form of a path the model gave, without
+    /// checking the boundary. Symlinks in the part that exists are resolved,
+    /// so a link pointing outside cannot smuggle a path in.
+    pub fn absolute(&self, path: &str) -> PathBuf {
+        let path = path.trim();
+        let joined = if let Some(rest) = path.strip_prefix("~/") {
+            std::env::var_os("HOME")
+                .map_or_else(|| self.root.join(path), |h| PathBuf::from(h).join(rest))
+        } else if path.is_empty() {
+            self.root.clone()
+        } else {
+            self.root.join(path)
+        };
+        let normal = normalize(&joined);
+        // Canonicalise the longest existing ancestor and re-attach the rest.
+        let mut existing = normal.as_path();
+        let mut rest = Vec::new();
+        loop {
+            if let Ok(canonical) = existing.canonicalize() {
+                return rest.iter().rev().fold(canonical, |p, c| p.join(c));
+            }
+            match (existing.parent(), existing.file_name()) {
+                (Some(parent), Some(name)) => {
+                    rest.push(name.to_os_string());
+                    existing = parent;
+                }
+                _ => return normal,
+            }
+        }
+    }
+
+    /// Resolves a path and refuses one outside the workspace.
+    pub fn resolve(&self, path: &str) -> Result<PathBuf, ToolError> {
+        let abs = self.absolute(path);
+        if abs.starts_with(&self.root) {
+            Ok(abs)
+        } else {
+            Err(ToolError::new(format!(
+                "`{path}` is outside the workspace ({}); only paths inside the project directory can be used. \
+                 Use a path relative to the project root.",
+                self.root.display()
+            )))
+        }
+    }
+
+    /// How to show a path to the model and the person: relative when inside.
+    pub fn display(&self, path: &Path) -> String {
+        match path.strip_prefix(&self.root) {
+            Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+            Ok(rel) => rel.display().to_string(),
+            Err(_) => path.display().to_string(),
+        }
+    }
+
+    /// Up to three existing files whose names look like `missing`'s, for a
+    /// "did you mean" hint.
+    pub fn similar_files(&self, missing: &Path) -> Vec<String> {
+        const MAX_SCANNED: usize = 20_000;
+        let Some(want) = missing
+            .file_name()
+            .map(|n| n.to_string_lossy().to_lowercase())
+        else {
+            return Vec::new();
+        };
+        let want_rel = self.display(missing).to_lowercase();
+        let mut scored: Vec<(f64, String)> = walker(&self.root)
+            .build()
+            .filter_map(Result::ok)
+            .take(MAX_SCANNED)
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().to_lowercase();
+                let rel = self.display(e.path());
+                let score = strsim::normalized_levenshtein(&want, &name) * 0.7
+                    + strsim::normalized_levenshtein(&want_rel, &rel.to_lowercase()) * 0.3;
+                (score >= 0.5).then_some((score, rel))
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        scored.into_iter().take(3).map(|(_, p)| p).collect()
+    }
+}
+
+/// A directory walker with the project's rules: ignore files are honoured even
+/// outside a git repository, and `.git` itself is never entered.
+pub fn walker(path: &Path) -> ignore::WalkBuilder {
+    let mut w = ignore::WalkBuilder::new(path);
+    w.require_git(false)
+        .filter_entry(|e| e.file_name() != ".git");
+    w
+}
+
+/// Removes `.` and resolves `..` lexically.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ws() -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/main.rs"), "fn main() {}").unwrap();
+        (dir, Workspace::new(root))
+    }
+
+    #[test]
+    fn relative_and_dotted_paths_stay_inside() {
+        let (_d, w) = ws();
+        assert_eq!(
+            w.resolve("src/../src/./main.rs").unwrap(),
+            w.root().join("src/main.rs")
+        );
+        assert_eq!(w.resolve("").unwrap(), w.root());
+        assert_eq!(
+            w.resolve("new/dir/file.txt").unwrap(),
+            w.root().join("new/dir/file.txt")
+        );
+    }
+
+    #[test]
+    fn escapes_are_refused() {
+        let (_d, w) = ws();
+        for p in ["../x", "/etc/passwd", "src/../../x"] {
+            let e = w.resolve(p).unwrap_err().0;
+            assert!(e.contains("outside the workspace"), "{p}: {e}");
+        }
+    }
+
+    #[test]
+    fn symlink_pointing_outside_is_refused() {
+        let (_d, w) = ws();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), w.root().join("link")).unwrap();
+        assert!(w.resolve("link/secret").is_err());
+    }
+
+    #[test]
+    fn similar_files_suggests_near_names() {
+        let (_d, w) = ws();
+        assert_eq!(
+            w.similar_files(&w.root().join("src/mian.rs")),
+            vec!["src/main.rs".to_string()]
+        );
+    }
+}

@@ -1,0 +1,427 @@
+//! A scripted mock LLM server speaking the real streaming wire protocols
+//! (OpenAI Chat Completions and Anthropic Messages) over hand-written HTTP/1.1.
+//!
+//! [`MockLlm`] owns:
+//! - a listening socket on `127.0.0.1` (ephemeral port, bound in [`MockLlm::start`]);
+//! - a background `std::thread` running a private current-thread tokio runtime that
+//!   accepts connections and serves each one in its own task (one request per
+//!   connection, always `Connection: close`);
+//! - the script: a queue of [`Step`]s, one popped per request to a known path;
+//! - the log of every request received ([`Recorded`]), in arrival order.
+//!
+//! Dropping a `MockLlm` stops the accept loop and shuts down the runtime, which
+//! cancels every in-flight connection (including [`Step::Stall`]s), then joins the thread.
+//!
+//! HTTP is hand-written on purpose: faults are injected at byte level. Server-side I/O
+//! errors never panic; they are logged to stderr and the connection is dropped.
+
+mod anthropic;
+mod http;
+mod openai;
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+
+/// How long a [`Step::Stall`] keeps the connection open if the client never goes away.
+pub const STALL_LIMIT: Duration = Duration::from_secs(60);
+/// How long the server waits for a complete request before dropping the connection.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One scripted answer; each request to a known path consumes the next step.
+#[derive(Clone, Debug)]
+pub enum Step {
+    /// A normal streamed response in the wire format of the request path.
+    Reply(Reply),
+    /// Non-streaming response: `content-type: application/json` (unless `headers`
+    /// sets one), `Content-Length`, `body` verbatim; `headers` are added as given.
+    Status {
+        code: u16,
+        headers: Vec<(String, String)>,
+        body: String,
+    },
+    /// Status line, headers and the SSE events up to (and including) the one crossing
+    /// half of the stream's bytes, then the socket is closed without the terminating
+    /// zero-length chunk. The client sees a body read error.
+    DropMidStream(Reply),
+    /// The full stream minus its final events (OpenAI: finish_reason chunk, usage chunk,
+    /// `[DONE]`; Anthropic: `message_delta`, `message_stop`); the chunked body ends cleanly.
+    NoFinalEvent(Reply),
+    /// The same prefix as [`Step::DropMidStream`], then silence until the client closes
+    /// the connection or [`STALL_LIMIT`] passes (then the socket is closed mid-body).
+    Stall(Reply),
+    /// 200, `content-type: text/event-stream`, exactly this body (one HTTP chunk).
+    Raw(String),
+}
+
+/// A tool call in a [`Reply`]. `arguments` is sent verbatim and may be malformed JSON.
+#[derive(Clone, Debug)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// Builds a [`ToolCall`] whose arguments are `args.to_string()`.
+pub fn call(id: &str, name: &str, args: Value) -> ToolCall {
+    ToolCall {
+        id: id.to_string(),
+        name: name.to_string(),
+        arguments: args.to_string(),
+    }
+}
+
+/// Content of one streamed assistant turn.
+#[derive(Clone, Debug)]
+pub struct Reply {
+    pub text: Option<String>,
+    pub thinking: Option<String>,
+    pub tool_calls: Vec<ToolCall>,
+    /// `Some(n)`: split the whole SSE byte stream into HTTP chunks of `n` bytes
+    /// (ignoring UTF-8 and line boundaries). `None`: one HTTP chunk per SSE event.
+    pub chunk: Option<usize>,
+    /// (input tokens, output tokens). Default `(10, 20)`.
+    pub usage: (u64, u64),
+}
+
+impl Reply {
+    fn empty() -> Reply {
+        Reply {
+            text: None,
+            thinking: None,
+            tool_calls: Vec::new(),
+            chunk: None,
+            usage: (10, 20),
+        }
+    }
+    pub fn text(t: &str) -> Reply {
+        Reply::empty().with_text(t)
+    }
+    pub fn tools(calls: Vec<ToolCall>) -> Reply {
+        Reply {
+            tool_calls: calls,
+            ..Reply::empty()
+        }
+    }
+    pub fn with_text(mut self, t: &str) -> Reply {
+        self.text = Some(t.to_string());
+        self
+    }
+    pub fn with_thinking(mut self, t: &str) -> Reply {
+        self.thinking = Some(t.to_string());
+        self
+    }
+    /// Split the SSE bytes into HTTP chunks of `n` bytes (0 is treated as 1).
+    pub fn chunked(mut self, n: usize) -> Reply {
+        self.chunk = Some(n.max(1));
+        self
+    }
+    pub fn with_usage(mut self, input: u64, output: u64) -> Reply {
+        self.usage = (input, output);
+        self
+    }
+}
+
+/// A request as received by the mock.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    /// Request target without the query string, e.g. `/v1/messages`.
+    pub path: String,
+    /// Header names lowercased, values trimmed, in received order.
+    pub headers: Vec<(String, String)>,
+    /// Body parsed as JSON, or `Value::Null` if it is not JSON.
+    pub body: Value,
+}
+
+impl Recorded {
+    /// First header with this name (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+struct State {
+    script: VecDeque<Step>,
+    requests: Vec<Recorded>,
+}
+
+fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Handle to a running mock server; see the module docs.
+pub struct MockLlm {
+    addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    shutdown: Option<oneshot::Sender<()>>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl MockLlm {
+    /// Binds `127.0.0.1:0` and starts serving `script`.
+    pub fn start(script: Vec<Step>) -> MockLlm {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("mock_llm: bind");
+        listener
+            .set_nonblocking(true)
+            .expect("mock_llm: set_nonblocking");
+        let addr = listener.local_addr().expect("mock_llm: local_addr");
+        let state = Arc::new(Mutex::new(State {
+            script: script.into(),
+            requests: Vec::new(),
+        }));
+        let (tx, rx) = oneshot::channel();
+        let server_state = state.clone();
+        let thread = thread::Builder::new()
+            .name("mock-llm".into())
+            .spawn(move || serve(listener, server_state, rx))
+            .expect("mock_llm: spawn server thread");
+        MockLlm {
+            addr,
+            state,
+            shutdown: Some(tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT/v1` (append `/chat/completions`).
+    pub fn openai_base(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// `http://127.0.0.1:PORT` (append `/v1/messages`).
+    pub fn anthropic_base(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Every request received so far, in order, including ones answered with faults.
+    pub fn requests(&self) -> Vec<Recorded> {
+        lock(&self.state).requests.clone()
+    }
+
+    /// Script steps not yet consumed.
+    pub fn remaining(&self) -> usize {
+        lock(&self.state).script.len()
+    }
+}
+
+impl Drop for MockLlm {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Server thread body: accept loop until shutdown; dropping the runtime cancels
+/// every connection task.
+fn serve(
+    listener: std::net::TcpListener,
+    state: Arc<Mutex<State>>,
+    shutdown: oneshot::Receiver<()>,
+) {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mock_llm: cannot build runtime: {e}");
+            return;
+        }
+    };
+    rt.block_on(async move {
+        let listener = match TcpListener::from_std(listener) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("mock_llm: cannot register listener: {e}");
+                return;
+            }
+        };
+        let mut shutdown = shutdown;
+        loop {
+            tokio::select! {
+                _ = &mut shutdown => break,
+                accepted = listener.accept() => match accepted {
+                    Ok((sock, _)) => {
+                        let state = state.clone();
+                        tokio::spawn(async move {
+                            if let Err(e) = serve_conn(sock, &state).await {
+                                eprintln!("mock_llm: connection dropped: {e}");
+                            }
+                        });
+                    }
+                    Err(e) => {
+                        eprintln!("mock_llm: accept failed: {e}");
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                },
+            }
+        }
+    });
+}
+
+#[derive(Clone, Copy)]
+enum Proto {
+    OpenAi,
+    Anthropic,
+}
+
+impl Proto {
+    fn for_path(path: &str) -> Option<Proto> {
+        if path.ends_with("/chat/completions") {
+            Some(Proto::OpenAi)
+        } else if path.ends_with("/v1/messages") {
+            Some(Proto::Anthropic)
+        } else {
+            None
+        }
+    }
+}
+
+/// A rendered SSE stream: one string per event; the last `final_events` are the
+/// events that signal a complete turn.
+struct Stream {
+    events: Vec<String>,
+    final_events: usize,
+}
+
+impl Stream {
+    fn render(proto: Proto, reply: &Reply, request: &Value) -> Stream {
+        match proto {
+            Proto::OpenAi => openai::render(reply, request),
+            Proto::Anthropic => anthropic::render(reply, request),
+        }
+    }
+
+    /// Number of events up to and including the one crossing half of the bytes,
+    /// always leaving at least one event unsent.
+    fn midpoint(&self) -> usize {
+        let total: usize = self.events.iter().map(String::len).sum();
+        let mut sent = 0;
+        for (i, e) in self.events.iter().enumerate() {
+            sent += e.len();
+            if sent * 2 >= total {
+                return (i + 1).min(self.events.len() - 1);
+            }
+        }
+        self.events.len().saturating_sub(1)
+    }
+}
+
+async fn serve_conn(sock: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
+    sock.set_nodelay(true)?;
+    let mut conn = http::Conn::new(sock);
+    let req = match tokio::time::timeout(REQUEST_TIMEOUT, conn.read_request()).await {
+        Ok(Ok(req)) => req,
+        Ok(Err(e)) => {
+            let msg = format!("mock_llm: bad request: {e}");
+            let _ = conn.respond(400, &[], "text/plain", &msg).await;
+            return Err(e);
+        }
+        Err(_) => return Err(std::io::Error::other("no complete request within 30 s")),
+    };
+    let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+    let proto = Proto::for_path(&req.path);
+    let step = {
+        let mut st = lock(state);
+        st.requests.push(Recorded {
+            path: req.path.clone(),
+            headers: req.headers,
+            body: body.clone(),
+        });
+        proto.and_then(|_| st.script.pop_front())
+    };
+    let Some(proto) = proto else {
+        let err = serde_json::json!({"error": {"type": "not_found_error",
+            "message": format!("mock_llm: unknown path {}", req.path)}});
+        return conn
+            .respond(404, &[], "application/json", &err.to_string())
+            .await;
+    };
+    let Some(step) = step else {
+        return conn
+            .respond(500, &[], "text/plain", "mock script exhausted")
+            .await;
+    };
+    match step {
+        Step::Status {
+            code,
+            headers,
+            body,
+        } => {
+            conn.respond(code, &headers, "application/json", &body)
+                .await
+        }
+        Step::Raw(raw) => {
+            conn.start_stream().await?;
+            conn.send_pieces(&[raw.as_str()], None).await?;
+            conn.end_stream().await
+        }
+        Step::Reply(reply) => {
+            let s = Stream::render(proto, &reply, &body);
+            conn.start_stream().await?;
+            conn.send_pieces(&s.events, reply.chunk).await?;
+            conn.end_stream().await
+        }
+        Step::NoFinalEvent(reply) => {
+            let s = Stream::render(proto, &reply, &body);
+            let keep = s.events.len() - s.final_events;
+            conn.start_stream().await?;
+            conn.send_pieces(&s.events[..keep], reply.chunk).await?;
+            conn.end_stream().await
+        }
+        Step::DropMidStream(reply) => {
+            let s = Stream::render(proto, &reply, &body);
+            conn.start_stream().await?;
+            conn.send_pieces(&s.events[..s.midpoint()], reply.chunk)
+                .await
+            // `conn` is dropped here: the socket closes without the final chunk.
+        }
+        Step::Stall(reply) => {
+            let s = Stream::render(proto, &reply, &body);
+            conn.start_stream().await?;
+            conn.send_pieces(&s.events[..s.midpoint()], reply.chunk)
+                .await?;
+            conn.wait_for_close(STALL_LIMIT).await;
+            Ok(())
+        }
+    }
+}
+
+/// JSON string literal for `s` (quoted and escaped).
+fn json_str(s: &str) -> String {
+    Value::String(s.to_string()).to_string()
+}
+
+/// Model name from the request body, as a JSON string literal.
+fn model_of(request: &Value) -> String {
+    json_str(request["model"].as_str().unwrap_or("mock-model"))
+}
+
+/// Splits `s` into pieces of `n` characters (char boundaries only).
+fn pieces(s: &str, n: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (count, (i, _)) in s.char_indices().enumerate() {
+        if count > 0 && count % n == 0 {
+            out.push(&s[start..i]);
+            start = i;
+        }
+    }
+    if start < s.len() {
+        out.push(&s[start..]);
+    }
+    out
+}
