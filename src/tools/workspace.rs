@@ -94,9 +94,10 @@ impl Workspace {
             .filter_map(|e| {
                 let name = e.file_name().to_string_lossy().to_lowercase();
                 let rel = self.display(e.path());
-                let score = strsim::normalized_levenshtein(&want, &name) * 0.7
-                    + strsim::normalized_levenshtein(&want_rel, &rel.to_lowercase()) * 0.3;
-                (score >= 0.5).then_some((score, rel))
+                // The name decides; the rest of the path only breaks ties.
+                let score = strsim::normalized_levenshtein(&want, &name)
+                    + strsim::normalized_levenshtein(&want_rel, &rel.to_lowercase()) * 0.01;
+                (score >= 0.6).then_some((score, rel))
             })
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));

@@ -1,4 +1,6 @@
+//! Test support shared by every integration test: the mock LLM server and
+//! temporary projects that run the real binary.
 #![allow(dead_code)]
-//! Shared helpers for integration tests. Each test binary uses a subset.
 
 pub mod mock_llm;
+pub mod project;
