@@ -12,8 +12,9 @@ use agent::{headless, llm};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread drives the session: the work is I/O-bound, and tools do their
+    // file-system work on the blocking pool, so parallel calls still overlap.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {

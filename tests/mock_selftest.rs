@@ -338,7 +338,7 @@ fn chunked_request_body_over_raw_tcp() {
     let mock = MockLlm::start(vec![Step::Reply(Reply::text("hi"))]);
     let base = mock.anthropic_base();
     let mut sock = std::net::TcpStream::connect(base.trim_start_matches("http://")).unwrap();
-    let req = "POST /v1/messages?beta=true HTTP/1.1\r\nHost: x\r\n\
+    let req = "POST /v1/messages?beta=true HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\
                Transfer-Encoding: chunked\r\n\r\n\
                7\r\n{\"model\r\n6;ext=1\r\n\":\"m\"}\r\n0\r\n\r\n";
     sock.write_all(req.as_bytes()).unwrap();

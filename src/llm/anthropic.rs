@@ -6,12 +6,14 @@
 
 use futures_util::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderValue};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::openai::truncate;
 use super::sse::SseEvent;
-use super::transport::{Decoder, Transport};
+use super::transport::{Decoder, Transport, encode};
 use super::{
     Completion, Content, EventFn, LlmError, Message, Provider, Request, Role, StopReason,
     StreamEvent, Usage,
@@ -46,90 +48,188 @@ impl Anthropic {
         }
     }
 
-    fn body(&self, req: &Request<'_>) -> Value {
-        let cache = json!({"type": "ephemeral"});
-        let mut messages: Vec<Value> = req.messages.iter().filter_map(encode_message).collect();
-        if let Some(last) = messages
-            .last_mut()
-            .and_then(|m| m["content"].as_array_mut())
-            .and_then(|c| c.last_mut())
-        {
-            last["cache_control"] = cache.clone();
+    fn body<'a>(&'a self, req: &Request<'a>) -> MessagesRequest<'a> {
+        let mut messages: Vec<WireMessage<'a>> =
+            req.messages.iter().filter_map(encode_message).collect();
+        if let Some(last) = messages.last_mut().and_then(|m| m.content.last_mut()) {
+            last.cache_control = Some(EPHEMERAL);
         }
-        let mut tools: Vec<Value> = req
+        let count = req.tools.len();
+        let tools = req
             .tools
             .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+            .enumerate()
+            .map(|(i, t)| WireTool {
+                name: &t.name,
+                description: &t.description,
+                input_schema: &t.parameters,
+                cache_control: (i + 1 == count).then_some(EPHEMERAL),
+            })
             .collect();
-        if let Some(last) = tools.last_mut() {
-            last["cache_control"] = cache.clone();
+        MessagesRequest {
+            model: self.transport.model(),
+            max_tokens: self.max_tokens,
+            stream: true,
+            system: [WireBlock {
+                kind: BlockKind::Text { text: req.system },
+                cache_control: Some(EPHEMERAL),
+            }],
+            messages,
+            tools,
+            thinking: self.thinking_budget.map(|budget_tokens| ThinkingConfig {
+                kind: "enabled",
+                budget_tokens,
+            }),
         }
-        let mut body = json!({
-            "model": self.transport.model(),
-            "max_tokens": self.max_tokens,
-            "stream": true,
-            "system": [{"type": "text", "text": req.system, "cache_control": cache}],
-            "messages": messages,
-        });
-        if !tools.is_empty() {
-            body["tools"] = Value::Array(tools);
-        }
-        if let Some(budget) = self.thinking_budget {
-            body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
-        }
-        body
     }
 }
 
-fn encode_message(m: &Message) -> Option<Value> {
-    let mut blocks = Vec::new();
+// The request, borrowing from the conversation: serialized straight to bytes
+// without building a JSON tree, since the whole history goes out every trip.
+#[derive(Serialize)]
+struct MessagesRequest<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    stream: bool,
+    system: [WireBlock<'a>; 1],
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<ThinkingConfig>,
+}
+
+#[derive(Serialize)]
+struct ThinkingConfig {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u32,
+}
+
+#[derive(Serialize, Clone, Copy)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
+}
+
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    content: Vec<WireBlock<'a>>,
+}
+
+#[derive(Serialize)]
+struct WireBlock<'a> {
+    #[serde(flatten)]
+    kind: BlockKind<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum BlockKind<'a> {
+    Text {
+        text: &'a str,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: &'a RawValue,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: &'a str,
+        is_error: bool,
+    },
+}
+
+fn block(kind: BlockKind<'_>) -> WireBlock<'_> {
+    WireBlock {
+        kind,
+        cache_control: None,
+    }
+}
+
+/// The arguments as the `input` object the API requires. Malformed
+/// arguments were answered with an error result; the API still needs an
+/// object here, so they go out as `{}`.
+fn tool_input(arguments: &str) -> &RawValue {
+    const EMPTY: &str = "{}";
+    match serde_json::from_str::<&RawValue>(arguments) {
+        Ok(raw) if raw.get().starts_with('{') => raw,
+        // Parsing a constant `{}` cannot fail.
+        _ => serde_json::from_str(EMPTY).unwrap_or_else(|_| unreachable!()),
+    }
+}
+
+fn encode_message(m: &Message) -> Option<WireMessage<'_>> {
+    let mut content = Vec::new();
     // Tool results must open a user message.
     for c in &m.content {
         if let Content::ToolResult {
             call_id,
-            content,
+            content: text,
             is_error,
         } = c
         {
-            blocks.push(json!({"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error}));
+            content.push(block(BlockKind::ToolResult {
+                tool_use_id: call_id,
+                content: text,
+                is_error: *is_error,
+            }));
         }
     }
     for c in &m.content {
-        match c {
-            Content::Text { text } if !text.is_empty() => {
-                blocks.push(json!({"type": "text", "text": text}))
-            }
+        let kind = match c {
+            Content::Text { text } if !text.is_empty() => BlockKind::Text { text },
             Content::Thinking {
                 thinking,
-                signature: Some(sig),
-            } => blocks.push(json!({"type": "thinking", "thinking": thinking, "signature": sig})),
-            Content::RedactedThinking { data } => {
-                blocks.push(json!({"type": "redacted_thinking", "data": data}))
-            }
+                signature: Some(signature),
+            } => BlockKind::Thinking {
+                thinking,
+                signature,
+            },
+            Content::RedactedThinking { data } => BlockKind::RedactedThinking { data },
             Content::ToolCall {
                 id,
                 name,
                 arguments,
-            } => {
-                // Malformed arguments were answered with an error result;
-                // the API still needs an object here.
-                let input = serde_json::from_str::<Value>(arguments)
-                    .ok()
-                    .filter(Value::is_object)
-                    .unwrap_or_else(|| json!({}));
-                blocks.push(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
-            }
-            _ => {}
-        }
+            } => BlockKind::ToolUse {
+                id,
+                name,
+                input: tool_input(arguments),
+            },
+            _ => continue,
+        };
+        content.push(block(kind));
     }
-    if blocks.is_empty() {
+    if content.is_empty() {
         return None;
     }
     let role = match m.role {
         Role::User => "user",
         Role::Assistant => "assistant",
     };
-    Some(json!({"role": role, "content": blocks}))
+    Some(WireMessage { role, content })
 }
 
 impl Provider for Anthropic {
@@ -144,11 +244,11 @@ impl Provider for Anthropic {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Completion, LlmError>> {
         Box::pin(async move {
-            let body = self.body(&request);
+            let body = encode(&self.body(&request))?;
             let provider = self.transport.provider().to_string();
             let new = move || Box::new(MessagesDecoder::new(provider.clone())) as Box<dyn Decoder>;
             self.transport
-                .stream(&self.url, &self.headers, &body, &new, on_event, cancel)
+                .stream(&self.url, &self.headers, body, &new, on_event, cancel)
                 .await
         })
     }
@@ -366,6 +466,8 @@ impl Decoder for MessagesDecoder {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn run(events: &[(&str, &str)]) -> (Result<Completion, LlmError>, Vec<StreamEvent>) {
@@ -473,7 +575,7 @@ mod tests {
             ]
         );
         // Sent back: thinking with its signature, then the tool call.
-        let sent = encode_message(&c.message).unwrap();
+        let sent = serde_json::to_value(encode_message(&c.message).unwrap()).unwrap();
         assert_eq!(
             sent["content"][0],
             json!({"type":"thinking","thinking":"plan","signature":"SIG"})
@@ -523,7 +625,7 @@ mod tests {
                 },
             ],
         };
-        let v = encode_message(&m).unwrap();
+        let v = serde_json::to_value(encode_message(&m).unwrap()).unwrap();
         assert_eq!(v["content"][0]["type"], "tool_result");
         assert_eq!(v["content"][0]["is_error"], true);
         assert_eq!(v["content"][1]["type"], "text");

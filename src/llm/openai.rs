@@ -7,11 +7,12 @@ use std::collections::BTreeMap;
 
 use futures_util::future::BoxFuture;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::sse::SseEvent;
-use super::transport::{Decoder, Transport};
+use super::transport::{Decoder, Transport, encode};
 use super::{
     Completion, Content, EventFn, LlmError, Message, Provider, Request, Role, StopReason,
     StreamEvent, Usage,
@@ -39,36 +40,104 @@ impl OpenAi {
         }
     }
 
-    fn body(&self, req: &Request<'_>) -> Value {
-        let mut messages = vec![json!({"role": "system", "content": req.system})];
+    fn body<'a>(&'a self, req: &Request<'a>) -> ChatRequest<'a> {
+        let mut messages = vec![ChatMessage::System {
+            content: req.system,
+        }];
         for m in req.messages {
             encode_message(m, &mut messages);
         }
-        let mut body = json!({
-            "model": self.transport.model(),
-            "messages": messages,
-            "stream": true,
-            "stream_options": {"include_usage": true},
-        });
-        if !req.tools.is_empty() {
-            let tools: Vec<Value> = req
+        ChatRequest {
+            model: self.transport.model(),
+            messages,
+            stream: true,
+            stream_options: StreamOptions {
+                include_usage: true,
+            },
+            tools: req
                 .tools
                 .iter()
-                .map(|t| {
-                    json!({"type": "function", "function": {
-                        "name": t.name, "description": t.description, "parameters": t.parameters,
-                    }})
+                .map(|t| ChatTool {
+                    kind: "function",
+                    function: FunctionSpec {
+                        name: &t.name,
+                        description: &t.description,
+                        parameters: &t.parameters,
+                    },
                 })
-                .collect();
-            body["tools"] = Value::Array(tools);
+                .collect(),
         }
-        body
     }
+}
+
+// The request, borrowing from the conversation: serialized straight to bytes
+// without building a JSON tree, since the whole history goes out every trip.
+#[derive(Serialize)]
+struct ChatRequest<'a> {
+    model: &'a str,
+    messages: Vec<ChatMessage<'a>>,
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<ChatTool<'a>>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+struct ChatTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: FunctionSpec<'a>,
+}
+
+#[derive(Serialize)]
+struct FunctionSpec<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum ChatMessage<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: String,
+    },
+    Assistant {
+        content: Option<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ChatToolCall<'a>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: &'a str,
+    },
+}
+
+#[derive(Debug, Serialize)]
+struct ChatToolCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: FunctionCall<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct FunctionCall<'a> {
+    name: &'a str,
+    arguments: &'a str,
 }
 
 /// One neutral message becomes one or more Chat Completions messages: tool
 /// results are separate `tool` messages; thinking is not sent back.
-fn encode_message(m: &Message, out: &mut Vec<Value>) {
+fn encode_message<'a>(m: &'a Message, out: &mut Vec<ChatMessage<'a>>) {
     match m.role {
         Role::User => {
             let mut text = String::new();
@@ -76,20 +145,21 @@ fn encode_message(m: &Message, out: &mut Vec<Value>) {
                 match c {
                     Content::ToolResult {
                         call_id, content, ..
-                    } => out.push(json!({
-                        "role": "tool", "tool_call_id": call_id, "content": content,
-                    })),
+                    } => out.push(ChatMessage::Tool {
+                        tool_call_id: call_id,
+                        content,
+                    }),
                     Content::Text { text: t } => text.push_str(t),
                     _ => {}
                 }
             }
             if !text.is_empty() {
-                out.push(json!({"role": "user", "content": text}));
+                out.push(ChatMessage::User { content: text });
             }
         }
         Role::Assistant => {
             let text = m.text();
-            let calls: Vec<Value> = m
+            let tool_calls = m
                 .content
                 .iter()
                 .filter_map(|c| match c {
@@ -97,18 +167,18 @@ fn encode_message(m: &Message, out: &mut Vec<Value>) {
                         id,
                         name,
                         arguments,
-                    } => Some(json!({
-                        "id": id, "type": "function",
-                        "function": {"name": name, "arguments": arguments},
-                    })),
+                    } => Some(ChatToolCall {
+                        id,
+                        kind: "function",
+                        function: FunctionCall { name, arguments },
+                    }),
                     _ => None,
                 })
                 .collect();
-            let mut msg = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { Value::String(text) }});
-            if !calls.is_empty() {
-                msg["tool_calls"] = Value::Array(calls);
-            }
-            out.push(msg);
+            out.push(ChatMessage::Assistant {
+                content: (!text.is_empty()).then_some(text),
+                tool_calls,
+            });
         }
     }
 }
@@ -125,11 +195,11 @@ impl Provider for OpenAi {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Completion, LlmError>> {
         Box::pin(async move {
-            let body = self.body(&request);
+            let body = encode(&self.body(&request))?;
             let provider = self.transport.provider().to_string();
             let new = move || Box::new(ChatDecoder::new(provider.clone())) as Box<dyn Decoder>;
             self.transport
-                .stream(&self.url, &self.auth, &body, &new, on_event, cancel)
+                .stream(&self.url, &self.auth, body, &new, on_event, cancel)
                 .await
         })
     }
@@ -309,6 +379,8 @@ pub(crate) fn truncate(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn feed(lines: &[&str]) -> (Result<Completion, LlmError>, Vec<StreamEvent>) {
@@ -415,29 +487,27 @@ mod tests {
 
     #[test]
     fn tool_results_become_tool_messages() {
+        let m = Message {
+            role: Role::User,
+            content: vec![
+                Content::ToolResult {
+                    call_id: "a".into(),
+                    content: "r".into(),
+                    is_error: false,
+                },
+                Content::Text {
+                    text: "more".into(),
+                },
+            ],
+        };
         let mut out = Vec::new();
-        encode_message(
-            &Message {
-                role: Role::User,
-                content: vec![
-                    Content::ToolResult {
-                        call_id: "a".into(),
-                        content: "r".into(),
-                        is_error: false,
-                    },
-                    Content::Text {
-                        text: "more".into(),
-                    },
-                ],
-            },
-            &mut out,
-        );
+        encode_message(&m, &mut out);
         assert_eq!(
-            out,
-            vec![
-                json!({"role":"tool","tool_call_id":"a","content":"r"}),
-                json!({"role":"user","content":"more"}),
-            ]
+            serde_json::to_value(&out).unwrap(),
+            json!([
+                {"role": "tool", "tool_call_id": "a", "content": "r"},
+                {"role": "user", "content": "more"},
+            ])
         );
     }
 }

@@ -14,6 +14,13 @@ use super::sse::{SseEvent, SseParser};
 use super::{Completion, EventFn, LlmError, StreamEvent};
 use crate::config::{LlmSettings, ResolvedProvider};
 
+/// Serializes a request body once; every attempt sends the same bytes.
+pub(crate) fn encode(body: &impl serde::Serialize) -> Result<bytes::Bytes, LlmError> {
+    serde_json::to_vec(body)
+        .map(bytes::Bytes::from)
+        .map_err(|e| LlmError::Client(format!("cannot encode the request: {e}")))
+}
+
 /// Turns one protocol's SSE events into stream events and a [`Completion`].
 pub(crate) trait Decoder: Send {
     /// Handles one event; returns `true` once the protocol's final event came.
@@ -83,12 +90,11 @@ impl Transport {
         &self,
         url: &str,
         headers: &HeaderMap,
-        body: &serde_json::Value,
+        body: bytes::Bytes,
         new_decoder: &(dyn Fn() -> Box<dyn Decoder> + Sync),
         on_event: EventFn<'_>,
         cancel: &CancellationToken,
     ) -> Result<Completion, LlmError> {
-        let body = serde_json::to_vec(body).map_err(|e| LlmError::Client(e.to_string()))?;
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -105,7 +111,7 @@ impl Transport {
             let result = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => Err(LlmError::Cancelled),
-                r = self.attempt(url, headers, &body, new_decoder(), &mut emit) => r,
+                r = self.attempt(url, headers, body.clone(), new_decoder(), &mut emit) => r,
             };
             let error = match result {
                 Ok(c) => return Ok(c),
@@ -154,7 +160,7 @@ impl Transport {
         &self,
         url: &str,
         headers: &HeaderMap,
-        body: &[u8],
+        body: bytes::Bytes,
         mut decoder: Box<dyn Decoder>,
         emit: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<Completion, LlmError> {
@@ -165,7 +171,7 @@ impl Transport {
             .headers(headers.clone())
             .header("content-type", "application/json")
             .header("accept", "text/event-stream")
-            .body(body.to_vec())
+            .body(body)
             .send()
             .await
             .map_err(|e| LlmError::Connect {

@@ -71,6 +71,15 @@ impl Project {
 
     /// `agent -p PROMPT` against `mock` over `wire`, with that vendor's key set.
     pub fn run(&self, mock: &MockLlm, wire: Wire, prompt: &str, extra: &[&str]) -> Run {
+        Run::of(
+            self.command_for(mock, wire, prompt, extra)
+                .output()
+                .unwrap(),
+        )
+    }
+
+    /// The command [`Project::run`] runs.
+    pub fn command_for(&self, mock: &MockLlm, wire: Wire, prompt: &str, extra: &[&str]) -> Command {
         let mut cmd = self.command();
         match wire {
             Wire::OpenAi => cmd
@@ -86,7 +95,7 @@ impl Project {
                 .env("ANTHROPIC_API_KEY", "ak-test"),
         };
         cmd.args(["--model", "mock-1", "-p", prompt]).args(extra);
-        Run::of(cmd.output().unwrap())
+        cmd
     }
 }
 

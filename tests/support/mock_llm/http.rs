@@ -69,6 +69,15 @@ impl Conn {
         Ok(self.buf.drain(..n).collect())
     }
 
+    /// Waits for the next request on a kept-alive connection; `false` when
+    /// the client closed it (or stayed idle past `idle`) instead.
+    pub async fn next_request_arrives(&mut self, idle: Duration) -> bool {
+        if !self.buf.is_empty() {
+            return true;
+        }
+        matches!(tokio::time::timeout(idle, self.fill()).await, Ok(Ok(())))
+    }
+
     /// Reads the header block and a `Content-Length` or chunked body.
     pub async fn read_request(&mut self) -> io::Result<Request> {
         let head = self.until(b"\r\n\r\n", MAX_HEAD).await?;
@@ -158,10 +167,14 @@ impl Conn {
         self.sock.shutdown().await
     }
 
-    /// Status line and headers of a 200 SSE response.
-    pub async fn start_stream(&mut self) -> io::Result<()> {
-        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\n\
-                    cache-control: no-cache\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+    /// Status line and headers of a 200 SSE response; `keep_alive` leaves the
+    /// connection open for the next request, as real API servers do.
+    pub async fn start_stream(&mut self, keep_alive: bool) -> io::Result<()> {
+        let connection = if keep_alive { "keep-alive" } else { "close" };
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\n\
+             cache-control: no-cache\r\ntransfer-encoding: chunked\r\nconnection: {connection}\r\n\r\n"
+        );
         self.sock.write_all(head.as_bytes()).await?;
         self.sock.flush().await
     }
@@ -202,9 +215,14 @@ impl Conn {
 
     /// Terminating zero-length chunk, then close the write side.
     pub async fn end_stream(&mut self) -> io::Result<()> {
-        self.sock.write_all(b"0\r\n\r\n").await?;
-        self.sock.flush().await?;
+        self.end_body().await?;
         self.sock.shutdown().await
+    }
+
+    /// Terminating zero-length chunk; the connection stays open.
+    pub async fn end_body(&mut self) -> io::Result<()> {
+        self.sock.write_all(b"0\r\n\r\n").await?;
+        self.sock.flush().await
     }
 
     /// Waits until the client closes (EOF or error) or `limit` passes.

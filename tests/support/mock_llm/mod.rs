@@ -4,8 +4,8 @@
 //! [`MockLlm`] owns:
 //! - a listening socket on `127.0.0.1` (ephemeral port, bound in [`MockLlm::start`]);
 //! - a background `std::thread` running a private current-thread tokio runtime that
-//!   accepts connections and serves each one in its own task (one request per
-//!   connection, always `Connection: close`);
+//!   accepts connections and serves each one in its own task (a normal reply
+//!   keeps the connection alive for the next request; faults and errors close it);
 //! - the script: a queue of [`Step`]s, one popped per request to a known path;
 //! - the log of every request received ([`Recorded`]), in arrival order.
 //!
@@ -323,6 +323,18 @@ impl Stream {
 async fn serve_conn(sock: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
     sock.set_nodelay(true)?;
     let mut conn = http::Conn::new(sock);
+    // A normal reply keeps the connection alive (as real servers do, so the
+    // client's pool is exercised); every other step closes it.
+    while serve_request(&mut conn, state).await? {
+        if !conn.next_request_arrives(REQUEST_TIMEOUT).await {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Serves one request; `Ok(true)` when the connection may take another.
+async fn serve_request(conn: &mut http::Conn, state: &Mutex<State>) -> std::io::Result<bool> {
     let req = match tokio::time::timeout(REQUEST_TIMEOUT, conn.read_request()).await {
         Ok(Ok(req)) => req,
         Ok(Err(e)) => {
@@ -333,6 +345,10 @@ async fn serve_conn(sock: TcpStream, state: &Mutex<State>) -> std::io::Result<()
         Err(_) => return Err(std::io::Error::other("no complete request within 30 s")),
     };
     let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+    let client_closes = req
+        .headers
+        .iter()
+        .any(|(k, v)| k == "connection" && v.eq_ignore_ascii_case("close"));
     let proto = Proto::for_path(&req.path);
     let step = {
         let mut st = lock(state);
@@ -348,56 +364,68 @@ async fn serve_conn(sock: TcpStream, state: &Mutex<State>) -> std::io::Result<()
             "message": format!("mock_llm: unknown path {}", req.path)}});
         return conn
             .respond(404, &[], "application/json", &err.to_string())
-            .await;
+            .await
+            .map(|()| false);
     };
     let Some(step) = step else {
         return conn
             .respond(500, &[], "text/plain", "mock script exhausted")
-            .await;
+            .await
+            .map(|()| false);
     };
-    match step {
+    let keep_alive = match step {
         Step::Status {
             code,
             headers,
             body,
         } => {
             conn.respond(code, &headers, "application/json", &body)
-                .await
+                .await?;
+            false
         }
         Step::Raw(raw) => {
-            conn.start_stream().await?;
+            conn.start_stream(false).await?;
             conn.send_pieces(&[raw.as_str()], None).await?;
-            conn.end_stream().await
+            conn.end_stream().await?;
+            false
         }
         Step::Reply(reply) => {
             let s = Stream::render(proto, &reply, &body);
-            conn.start_stream().await?;
+            conn.start_stream(!client_closes).await?;
             conn.send_pieces(&s.events, reply.chunk).await?;
-            conn.end_stream().await
+            if client_closes {
+                conn.end_stream().await?;
+            } else {
+                conn.end_body().await?;
+            }
+            !client_closes
         }
         Step::NoFinalEvent(reply) => {
             let s = Stream::render(proto, &reply, &body);
             let keep = s.events.len() - s.final_events;
-            conn.start_stream().await?;
+            conn.start_stream(false).await?;
             conn.send_pieces(&s.events[..keep], reply.chunk).await?;
-            conn.end_stream().await
+            conn.end_stream().await?;
+            false
         }
         Step::DropMidStream(reply) => {
             let s = Stream::render(proto, &reply, &body);
-            conn.start_stream().await?;
+            conn.start_stream(false).await?;
             conn.send_pieces(&s.events[..s.midpoint()], reply.chunk)
-                .await
-            // `conn` is dropped here: the socket closes without the final chunk.
+                .await?;
+            // Returning `false` drops `conn`: the socket closes without the final chunk.
+            false
         }
         Step::Stall(reply) => {
             let s = Stream::render(proto, &reply, &body);
-            conn.start_stream().await?;
+            conn.start_stream(false).await?;
             conn.send_pieces(&s.events[..s.midpoint()], reply.chunk)
                 .await?;
             conn.wait_for_close(STALL_LIMIT).await;
-            Ok(())
+            false
         }
-    }
+    };
+    Ok(keep_alive)
 }
 
 /// JSON string literal for `s` (quoted and escaped).
