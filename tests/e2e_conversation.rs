@@ -389,3 +389,35 @@ fn prompt_from_stdin() {
         "from stdin\n"
     );
 }
+
+#[test]
+fn prompt_piped_without_p() {
+    let p = demo();
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("ok"))]);
+    let mut cmd = p.command();
+    cmd.args([
+        "--provider",
+        "openai",
+        "--base-url",
+        &mock.openai_base(),
+        "--model",
+        "m",
+    ])
+    .env("OPENAI_API_KEY", "k")
+    .stdin(std::process::Stdio::piped())
+    .stdout(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"piped task")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        mock.requests()[0].body["messages"][1]["content"],
+        "piped task"
+    );
+}

@@ -300,3 +300,39 @@ fn api_error_event_in_the_stream_is_retried() {
     run.assert_ok();
     assert_eq!(run.stdout, "fine\n");
 }
+
+#[test]
+fn interrupt_stops_a_stalled_stream_promptly() {
+    for wire in BOTH {
+        let p = Project::new();
+        p.user_config("[llm]\nidle_timeout_secs = 60\n");
+        let mock = MockLlm::start(vec![Step::Stall(Reply::text("this will hang"))]);
+        let child = p
+            .command_for(&mock, wire, "go", &[])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait until the request reached the server, then interrupt.
+        let deadline = Instant::now() + std::time::Duration::from_secs(10);
+        while mock.requests().is_empty() && Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let sent = Instant::now();
+        // SAFETY: sending SIGINT to our own child process.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        let run = support::project::Run::of(child.wait_with_output().unwrap());
+        assert_eq!(run.code, 130, "{wire:?}: {}", run.stderr);
+        assert!(run.stderr.contains("cancelled"), "{}", run.stderr);
+        assert!(
+            sent.elapsed().as_secs() < 5,
+            "{wire:?}: took {:?}",
+            sent.elapsed()
+        );
+        assert_eq!(
+            mock.requests().len(),
+            1,
+            "a cancelled request is not retried"
+        );
+    }
+}
