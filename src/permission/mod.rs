@@ -1,6 +1,20 @@
-//! The permission gate and what it works with: risk levels, rules, scopes,
-//! session grants and the `Approver` a front end implements.
+//! The permission gate and what it works with: risk levels, the facts a
+//! tool declares about a call, rules, scopes and session grants, and the
+//! `Approver` a front end implements. Tools never call this; the Surface does.
 
+mod facts;
+mod gate;
+mod persist;
 mod risk;
+mod rules;
 
+pub use facts::{CallFacts, Scope, Subjects};
+pub use gate::{
+    Answer, ApprovalRequest, Approver, Choice, Decision, Denial, Gate, GateConfig, Judgment,
+    Responder, RuleRef, denial_text,
+};
 pub use risk::{Risk, RiskAssessment};
+pub use rules::{Rule, RuleList, RuleSet};
+
+#[cfg(test)]
+mod tests;

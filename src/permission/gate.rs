@@ -1,0 +1,491 @@
+//! The gate: one per session, deciding allow / ask / deny for every tool
+//! call in a fixed order (the order is the design), and asking the person
+//! one question at a time.
+//!
+//! 1. a deny rule → deny (also under --yolo)
+//! 2. a banned command → deny (also under --yolo)
+//! 3. --yolo → allow
+//! 4. an ask rule → ask, no cache
+//! 5. a PreToolUse hook approved this very call → allow
+//! 6. needs no approval (read-only inside the workspace) → allow
+//! 7. HIGH risk → ask, never from any cache or rule
+//! 8. an allow rule → allow
+//! 9. a session grant covers the call's scope → allow
+//! 10. otherwise → ask the Approver
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use serde::Serialize;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::facts::CallFacts;
+use super::persist;
+use super::rules::{Rule, RuleList, RuleSet};
+use super::{Risk, RiskAssessment};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl std::fmt::Display for Decision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Decision::Allow => "allow",
+            Decision::Ask => "ask",
+            Decision::Deny => "deny",
+        })
+    }
+}
+
+/// The rule that decided, for messages and `agent permissions check`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RuleRef {
+    pub rule: String,
+    pub list: RuleList,
+    pub source: String,
+}
+
+impl From<&Rule> for RuleRef {
+    fn from(r: &Rule) -> RuleRef {
+        RuleRef {
+            rule: r.text.clone(),
+            list: r.list,
+            source: r.source.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judgment {
+    pub decision: Decision,
+    /// Why, in a line.
+    pub why: String,
+    pub rule: Option<RuleRef>,
+    /// Step 10 (not a rule or HIGH): a re-check after waiting may clear it.
+    pub cacheable: bool,
+}
+
+/// What the person can answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    AllowOnce,
+    AllowSession,
+    /// Saves an allow rule to the project's `.agent/config.toml`.
+    AllowAlways,
+    Deny {
+        reason: Option<String>,
+    },
+    /// The approver cannot ask anyone (headless); the text explains.
+    Unavailable {
+        explanation: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Choice {
+    Once,
+    Session,
+    Always,
+    Deny,
+}
+
+/// One question to the person.
+#[derive(Debug, Clone)]
+pub struct ApprovalRequest {
+    pub id: u64,
+    pub call_id: String,
+    pub tool: String,
+    pub description: String,
+    pub risk: RiskAssessment,
+    /// What "for this session" would cover.
+    pub scope: String,
+    /// Rules "always" would save.
+    pub rules: Vec<String>,
+    /// Answers offered: HIGH risk gets only once and deny.
+    pub choices: Vec<Choice>,
+    pub diff: Option<String>,
+    /// Requests waiting behind this one when it was asked (live count:
+    /// [`Gate::waiting`]).
+    pub waiting: usize,
+}
+
+/// The front end's side of a question: show it, answer through the
+/// [`Responder`]. Dropping the responder unanswered denies.
+pub trait Approver: Send + Sync {
+    fn request(&self, request: ApprovalRequest, responder: Responder);
+}
+
+pub struct Responder {
+    id: u64,
+    shared: Weak<Shared>,
+    answered: bool,
+}
+
+impl Responder {
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Answers; `false` if the request was already answered or cancelled.
+    pub fn answer(mut self, answer: Answer) -> bool {
+        self.answered = true;
+        self.shared
+            .upgrade()
+            .is_some_and(|s| s.resolve(self.id, answer))
+    }
+}
+
+impl Drop for Responder {
+    fn drop(&mut self) {
+        if !self.answered
+            && let Some(s) = self.shared.upgrade()
+        {
+            s.resolve(
+                self.id,
+                Answer::Deny {
+                    reason: Some("the approval prompt closed without an answer".into()),
+                },
+            );
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    grants: HashSet<String>,
+    hook_approved: HashSet<String>,
+    pending: HashMap<u64, oneshot::Sender<Answer>>,
+    next_id: u64,
+    waiting: usize,
+    rules: RuleSet,
+}
+
+struct Shared {
+    state: Mutex<State>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Every critical section leaves the state consistent, so a poisoned
+        // lock (a panic elsewhere) is still safe to use.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The first answer wins: it takes the pending entry; later ones find none.
+    fn resolve(&self, id: u64, answer: Answer) -> bool {
+        let tx = self.lock().pending.remove(&id);
+        tx.is_some_and(|tx| tx.send(answer).is_ok())
+    }
+}
+
+/// Settings of a gate.
+pub struct GateConfig {
+    pub rules: RuleSet,
+    pub yolo: bool,
+    pub workspace: PathBuf,
+    /// Where "always" saves rules: the project's `.agent/config.toml`.
+    pub project_config: PathBuf,
+}
+
+pub struct Gate {
+    shared: Arc<Shared>,
+    approver: Arc<dyn Approver>,
+    /// One question at a time.
+    turn: tokio::sync::Mutex<()>,
+    yolo: bool,
+    workspace: PathBuf,
+    project_config: PathBuf,
+}
+
+/// Why a call may not run; the text is the tool result the model reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denial(pub String);
+
+impl Gate {
+    pub fn new(config: GateConfig, approver: Arc<dyn Approver>) -> Gate {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                rules: config.rules,
+                ..State::default()
+            }),
+        });
+        Gate {
+            shared,
+            approver,
+            turn: tokio::sync::Mutex::new(()),
+            yolo: config.yolo,
+            workspace: config.workspace,
+            project_config: config.project_config,
+        }
+    }
+
+    /// Marks a call approved by a PreToolUse hook (step 5).
+    pub fn approve_by_hook(&self, call_id: &str) {
+        self.shared.lock().hook_approved.insert(call_id.to_string());
+    }
+
+    /// Answers a pending request from any front end; the first answer wins.
+    pub fn resolve(&self, id: u64, answer: Answer) -> bool {
+        self.shared.resolve(id, answer)
+    }
+
+    /// Requests waiting behind the one being asked, right now.
+    pub fn waiting(&self) -> usize {
+        self.shared.lock().waiting
+    }
+
+    pub fn rules(&self) -> RuleSet {
+        self.shared.lock().rules.clone()
+    }
+
+    /// Steps 1–10 without asking anyone.
+    pub fn judge(&self, facts: &CallFacts, call_id: &str) -> Judgment {
+        let state = self.shared.lock();
+        let j = |decision, why: String, rule: Option<&Rule>, cacheable| Judgment {
+            decision,
+            why,
+            rule: rule.map(RuleRef::from),
+            cacheable,
+        };
+        if let Some(r) = state.rules.first_match(RuleList::Deny, facts) {
+            return j(
+                Decision::Deny,
+                format!("denied by the rule `{}` in {}", r.text, r.source),
+                Some(r),
+                false,
+            );
+        }
+        if let Some((cmd, why)) = &facts.banned {
+            return j(
+                Decision::Deny,
+                format!("`{cmd}` is banned ({why})"),
+                None,
+                false,
+            );
+        }
+        if self.yolo {
+            return j(
+                Decision::Allow,
+                "--yolo allows every call that no deny rule or ban stops".into(),
+                None,
+                false,
+            );
+        }
+        if let Some(r) = state.rules.first_match(RuleList::Ask, facts) {
+            return j(
+                Decision::Ask,
+                format!("the rule `{}` in {} asks every time", r.text, r.source),
+                Some(r),
+                false,
+            );
+        }
+        if state.hook_approved.contains(call_id) {
+            return j(
+                Decision::Allow,
+                "approved by a PreToolUse hook".into(),
+                None,
+                false,
+            );
+        }
+        if !facts.needs_approval {
+            return j(
+                Decision::Allow,
+                "read-only inside the project".into(),
+                None,
+                false,
+            );
+        }
+        if facts.risk.level == Risk::High {
+            return j(
+                Decision::Ask,
+                format!("high risk: {}", facts.risk.reason),
+                None,
+                false,
+            );
+        }
+        if let Some(r) = state.rules.allows(facts) {
+            return j(
+                Decision::Allow,
+                format!("allowed by the rule `{}` in {}", r.text, r.source),
+                Some(r),
+                false,
+            );
+        }
+        if covered(&state.grants, facts) {
+            return j(
+                Decision::Allow,
+                "allowed for this session".into(),
+                None,
+                false,
+            );
+        }
+        j(Decision::Ask, "needs approval".into(), None, true)
+    }
+
+    /// Decides a call, asking the person when needed. `Err` is the tool
+    /// result for a denied call.
+    pub async fn check(
+        &self,
+        facts: &CallFacts,
+        call_id: &str,
+        cancel: &CancellationToken,
+    ) -> Result<(), Denial> {
+        let judgment = self.judge(facts, call_id);
+        match judgment.decision {
+            Decision::Allow => Ok(()),
+            Decision::Deny => Err(Denial(self.deny_message(facts, &judgment))),
+            Decision::Ask => self.ask(facts, call_id, &judgment, cancel).await,
+        }
+    }
+
+    fn deny_message(&self, facts: &CallFacts, j: &Judgment) -> String {
+        match (&j.rule, &facts.banned) {
+            (Some(rule), _) => format!(
+                "This `{}` call is denied by the rule `{}` (deny list in {}). Do not retry it; choose another way, or ask the person to change the rule.",
+                facts.tool, rule.rule, rule.source
+            ),
+            (None, Some((cmd, why))) => format!(
+                "`{cmd}` is banned ({why}): agent never runs it, even with --yolo. Do not retry it; choose another way. \
+                 If the person really wants it, they can remove \"{cmd}\" from [permissions] banned in ~/.config/agent/config.toml."
+            ),
+            (None, None) => format!("This `{}` call is denied: {}.", facts.tool, j.why),
+        }
+    }
+
+    async fn ask(
+        &self,
+        facts: &CallFacts,
+        call_id: &str,
+        judgment: &Judgment,
+        cancel: &CancellationToken,
+    ) -> Result<(), Denial> {
+        let cancelled = || Denial("The call was cancelled before the person answered.".into());
+        self.shared.lock().waiting += 1;
+        let turn = tokio::select! {
+            t = self.turn.lock() => Some(t),
+            _ = cancel.cancelled() => None,
+        };
+        self.shared.lock().waiting -= 1;
+        let Some(_turn) = turn else {
+            return Err(cancelled());
+        };
+        // A request that waited may be covered by what was granted meanwhile.
+        if judgment.cacheable {
+            let again = self.judge(facts, call_id);
+            if again.decision == Decision::Allow {
+                return Ok(());
+            }
+        }
+        let high = facts.risk.level == Risk::High;
+        let (tx, rx) = oneshot::channel();
+        let (id, waiting) = {
+            let mut s = self.shared.lock();
+            s.next_id += 1;
+            let id = s.next_id;
+            s.pending.insert(id, tx);
+            (id, s.waiting)
+        };
+        let request = ApprovalRequest {
+            id,
+            call_id: call_id.to_string(),
+            tool: facts.tool.clone(),
+            description: facts.description.clone(),
+            risk: facts.risk.clone(),
+            scope: facts.scope.describe(&self.workspace),
+            rules: facts.scope.rules(&self.workspace),
+            choices: if high || !judgment.cacheable && judgment.rule.is_some() {
+                vec![Choice::Once, Choice::Deny]
+            } else {
+                vec![Choice::Once, Choice::Session, Choice::Always, Choice::Deny]
+            },
+            diff: facts.diff.clone(),
+            waiting,
+        };
+        self.approver.request(
+            request,
+            Responder {
+                id,
+                shared: Arc::downgrade(&self.shared),
+                answered: false,
+            },
+        );
+        let answer = tokio::select! {
+            a = rx => a.unwrap_or(Answer::Deny { reason: Some("the approval prompt went away".into()) }),
+            _ = cancel.cancelled() => {
+                self.shared.lock().pending.remove(&id);
+                return Err(cancelled());
+            }
+        };
+        // Only the winning answer reaches this point, so only it records grants.
+        let rememberable = !high && judgment.cacheable;
+        match answer {
+            Answer::AllowOnce => Ok(()),
+            Answer::AllowSession => {
+                if rememberable {
+                    self.shared.lock().grants.extend(facts.scope.keys());
+                }
+                Ok(())
+            }
+            Answer::AllowAlways => {
+                if rememberable {
+                    self.remember_always(facts);
+                }
+                Ok(())
+            }
+            Answer::Deny { reason } => Err(Denial(denial_text(&facts.tool, reason.as_deref()))),
+            Answer::Unavailable { explanation } => Err(Denial(explanation)),
+        }
+    }
+
+    fn remember_always(&self, facts: &CallFacts) {
+        let texts = facts.scope.rules(&self.workspace);
+        let source = self.project_config.display().to_string();
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let mut state = self.shared.lock();
+        state.grants.extend(facts.scope.keys());
+        for t in &texts {
+            if let Ok(rule) = Rule::parse(
+                t,
+                RuleList::Allow,
+                &source,
+                &self.workspace,
+                home.as_deref(),
+            ) {
+                state.rules.push(rule);
+            }
+        }
+        drop(state);
+        if let Err(e) = persist::add_allow_rules(&self.project_config, &texts) {
+            // The session grant above still holds; only the file failed.
+            eprintln!(
+                "agent: could not save the allow rule to {}: {e}",
+                self.project_config.display()
+            );
+        }
+    }
+}
+
+fn covered(grants: &HashSet<String>, facts: &CallFacts) -> bool {
+    let keys = facts.scope.keys();
+    !keys.is_empty() && keys.iter().all(|k| grants.contains(k))
+}
+
+/// The tool result for a person's denial: quotes the reason and says what
+/// to do instead of retrying.
+pub fn denial_text(tool: &str, reason: Option<&str>) -> String {
+    let said = match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(r) => format!(" Their reason: \"{r}\"."),
+        None => " They gave no reason.".to_string(),
+    };
+    format!(
+        "The person denied this `{tool}` call.{said} Do not retry the same call unchanged: if it is really needed, explain why to the person; otherwise choose another way."
+    )
+}
