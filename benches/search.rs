@@ -10,7 +10,9 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent::tools::{ReadTracker, Surface, ToolCall, ToolContext, Workspace};
+use agent::headless::HeadlessApprover;
+use agent::permission::{Gate, GateConfig, RuleSet};
+use agent::tools::{Surface, ToolCall, ToolContext, Workspace};
 
 const FILES: usize = 50_000;
 const RUNS: usize = 7;
@@ -104,11 +106,20 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let surface = Surface::new(ToolContext {
-        workspace: Arc::new(Workspace::new(root.canonicalize().unwrap())),
-        tracker: Arc::new(ReadTracker::default()),
-        cancel: Default::default(),
-    });
+    let root = root.canonicalize().unwrap();
+    let gate = Gate::new(
+        GateConfig {
+            rules: RuleSet::default(),
+            yolo: false,
+            workspace: root.clone(),
+            project_config: root.join(".agent/config.toml"),
+        },
+        Arc::new(HeadlessApprover),
+    );
+    let surface = Surface::new(
+        ToolContext::new(Workspace::new(root.clone()), Vec::new(), Default::default()),
+        Arc::new(gate),
+    );
     println!("tree: {FILES} files under {}", root.display());
 
     for pattern in ["needle_marker", r"fn handle_item[0-9]+_request"] {

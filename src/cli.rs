@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 
 /// A terminal coding agent: chat with an LLM that reads, searches and
 /// (with your approval) changes the project in the current directory.
@@ -41,6 +41,39 @@ pub struct Cli {
     /// Maximum model round trips in one turn.
     #[arg(long, value_name = "N")]
     pub max_steps: Option<u32>,
+
+    /// Run every tool call without asking (deny rules and banned commands
+    /// still apply, and so does the sandbox).
+    #[arg(long)]
+    pub yolo: bool,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Inspect the permission gate.
+    Permissions {
+        #[command(subcommand)]
+        action: PermissionsAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PermissionsAction {
+    /// Judge one call without running it: decision, risk, scope, and the rule that decided.
+    Check {
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+        /// Tool name, e.g. `bash` or `edit`.
+        tool: String,
+        /// The call's arguments as JSON, e.g. '{"command": "git push"}'.
+        args: String,
+    },
+    /// The effective rules and banned commands, and where each came from.
+    List,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -13,29 +13,76 @@ use crate::agent::{AgentEvent, Session, TurnError, system_prompt};
 use crate::cli::OutputFormat;
 use crate::config::Config;
 use crate::llm::Provider;
-use crate::tools::{ReadTracker, Surface, ToolContext, Workspace};
+use crate::permission::{Answer, ApprovalRequest, Approver, Gate, GateConfig, Responder, Risk};
+use crate::tools::{Surface, ToolContext, Workspace};
 
 /// Exit code for a run stopped by Ctrl-C, as shells report SIGINT.
 pub const EXIT_CANCELLED: u8 = 130;
 
-/// Builds the session the binary uses: one Surface over the workspace.
+/// The one Surface of a session, with its gate, as every front end builds it.
+pub fn new_surface(
+    config: &Config,
+    approver: Arc<dyn Approver>,
+    cancel: &CancellationToken,
+) -> Surface {
+    let ctx = ToolContext::new(
+        Workspace::new(config.workspace.clone()),
+        config.bans(),
+        cancel.clone(),
+    );
+    let gate = Gate::new(
+        GateConfig {
+            rules: config.rule_set(),
+            yolo: config.yolo(),
+            workspace: config.workspace.clone(),
+            project_config: config.project_config(),
+        },
+        approver,
+    );
+    Surface::new(ctx, Arc::new(gate))
+}
+
+/// Builds the session the binary uses.
 pub fn new_session(
     config: &Config,
     provider: Arc<dyn Provider>,
     cancel: &CancellationToken,
 ) -> Session {
-    let ctx = ToolContext {
-        workspace: Arc::new(Workspace::new(config.workspace.clone())),
-        tracker: Arc::new(ReadTracker::default()),
-        cancel: cancel.clone(),
-    };
-    let surface = Arc::new(Surface::new(ctx));
+    let surface = Arc::new(new_surface(config, Arc::new(HeadlessApprover), cancel));
     Session::new(
         provider,
         surface,
         system_prompt(&config.workspace),
         config.max_steps,
     )
+}
+
+/// The approver of a run with nobody to ask: every question is answered at
+/// once with what the person can do instead, so a headless run never hangs.
+pub struct HeadlessApprover;
+
+impl Approver for HeadlessApprover {
+    fn request(&self, r: ApprovalRequest, responder: Responder) {
+        let how = if r.risk.level == Risk::High {
+            "High-risk calls always need a person: they can run the task interactively, or with --yolo.".to_string()
+        } else {
+            let rules: Vec<String> = r.rules.iter().map(|x| format!("`{x}`")).collect();
+            format!(
+                "To allow such calls, the person can add {} to [permissions] allow in .agent/config.toml, or run with --yolo.",
+                if rules.is_empty() {
+                    "an allow rule".to_string()
+                } else {
+                    rules.join(", ")
+                }
+            )
+        };
+        let explanation = format!(
+            "This `{}` call needs the person's approval ({} risk: {}), and this run cannot ask: it is headless (-p) without --yolo. \
+             Do not retry it; finish what you can without it and tell the person what you could not do. {how}",
+            r.tool, r.risk.level, r.risk.reason
+        );
+        responder.answer(Answer::Unavailable { explanation });
+    }
 }
 
 /// Runs `prompt` and prints the outcome; returns the process exit code.
@@ -132,4 +179,79 @@ pub async fn run(
 /// Error messages can quote a server's multi-line text; the exit line is one.
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `agent permissions check [--json] TOOL ARGS`: the gate's judgment of one
+/// call, without running anything. Returns the text to print.
+pub fn permissions_check(
+    config: &Config,
+    tool: &str,
+    args: &str,
+    json: bool,
+) -> Result<String, String> {
+    let surface = new_surface(
+        config,
+        Arc::new(HeadlessApprover),
+        &CancellationToken::new(),
+    );
+    let call = crate::tools::ToolCall {
+        id: "check".into(),
+        name: tool.to_string(),
+        arguments: args.to_string(),
+    };
+    let (facts, j) = surface.judge(&call).map_err(|e| e.0)?;
+    let scope = facts.scope.describe(&config.workspace);
+    if json {
+        let v = json!({
+            "decision": j.decision,
+            "risk": facts.risk.level,
+            "reason": facts.risk.reason,
+            "scope": scope,
+            "rule": j.rule.as_ref().map(|r| &r.rule),
+            "rule_list": j.rule.as_ref().map(|r| r.list),
+            "rule_source": j.rule.as_ref().map(|r| &r.source),
+            "why": j.why,
+            "description": facts.description,
+            "banned": facts.banned.as_ref().map(|(cmd, _)| cmd),
+        });
+        return Ok(v.to_string());
+    }
+    let rule = match &j.rule {
+        Some(r) => format!("{} ({} list in {})", r.rule, r.list, r.source),
+        None => "none".into(),
+    };
+    Ok(format!(
+        "decision: {}\nwhy:      {}\nrisk:     {} ({})\nscope:    {}\nrule:     {}\n",
+        j.decision, j.why, facts.risk.level, facts.risk.reason, scope, rule
+    ))
+}
+
+/// `agent permissions list`: the rules and bans in effect, with their sources.
+pub fn permissions_list(config: &Config) -> String {
+    let mut out = String::new();
+    let rules = config.rule_set();
+    if rules.rules().is_empty() {
+        out.push_str("rules: none (add [permissions] allow / ask / deny to a config file)\n");
+    } else {
+        out.push_str("rules (deny > ask > allow):\n");
+        for r in rules.rules() {
+            out.push_str(&format!(
+                "  {:<5}  {:<40}  {}\n",
+                r.list.to_string(),
+                r.text,
+                r.source
+            ));
+        }
+    }
+    out.push_str(&format!(
+        "yolo: {}\n",
+        if config.yolo() { "on" } else { "off" }
+    ));
+    out.push_str(
+        "banned commands (set [permissions] banned in ~/.config/agent/config.toml to change):\n",
+    );
+    for b in &config.banned {
+        out.push_str(&format!("  {b}\n"));
+    }
+    out
 }

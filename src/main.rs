@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Parser;
 
-use agent::cli::Cli;
+use agent::cli::{Cli, Command, PermissionsAction};
 use agent::config::{Config, Overrides, Paths};
 use agent::{headless, llm};
 
@@ -34,7 +34,11 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<u8> {
-    let prompt = read_prompt(&cli)?;
+    let prompt = if cli.command.is_some() {
+        None
+    } else {
+        read_prompt(&cli)?
+    };
     let cwd = match &cli.cwd {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().context("cannot determine the current directory")?,
@@ -44,9 +48,24 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         model: cli.model.clone(),
         base_url: cli.base_url.clone(),
         max_steps: cli.max_steps,
+        yolo: cli.yolo,
     };
     let overrides = flags.over(Overrides::from_env()?);
     let config = Config::load(Paths::from_env()?, &cwd, overrides)?;
+    if let Some(Command::Permissions { action }) = &cli.command {
+        return match action {
+            PermissionsAction::Check { json, tool, args } => {
+                let out = headless::permissions_check(&config, tool, args, *json)
+                    .map_err(anyhow::Error::msg)?;
+                println!("{}", out.trim_end());
+                Ok(0)
+            }
+            PermissionsAction::List => {
+                print!("{}", headless::permissions_list(&config));
+                Ok(0)
+            }
+        };
+    }
     let Some(prompt) = prompt else {
         bail!(
             "the interactive interface is not available in this build yet; run a task with `agent -p \"<your task>\"`"

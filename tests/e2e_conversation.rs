@@ -288,7 +288,14 @@ fn bad_calls_become_tool_results_not_crashes() {
             r[2]
         );
         assert!(
-            r[3].starts_with("`/etc/passwd` is outside the workspace"),
+            r[3].starts_with(
+                "This `view` call needs the person's approval (medium risk: reads outside the project (/etc/passwd)), and this run cannot ask"
+            ),
+            "{}",
+            r[3]
+        );
+        assert!(
+            r[3].contains("add `view(/etc/passwd)` to [permissions] allow"),
             "{}",
             r[3]
         );

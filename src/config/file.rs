@@ -17,6 +17,21 @@ pub struct ConfigFile {
     pub providers: BTreeMap<String, ProviderFile>,
     pub agent: Option<AgentFile>,
     pub llm: Option<LlmFile>,
+    pub permissions: Option<PermissionsFile>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionsFile {
+    #[serde(default)]
+    pub allow: Vec<String>,
+    #[serde(default)]
+    pub ask: Vec<String>,
+    #[serde(default)]
+    pub deny: Vec<String>,
+    /// Commands never run. In the user's file this replaces the default
+    /// list; a project's file can only add to it.
+    pub banned: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]

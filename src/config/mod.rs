@@ -11,8 +11,11 @@ mod providers;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use file::{ConfigFile, ProviderKind};
+pub use file::{ConfigFile, PermissionsFile, ProviderKind};
 use providers::ProviderTable;
+
+use crate::permission::{Rule, RuleList, RuleSet};
+use crate::shell::{Ban, DEFAULT_BANNED};
 pub use providers::ResolvedProvider;
 
 /// Where config and data live.
@@ -82,6 +85,8 @@ pub struct Overrides {
     pub model: Option<String>,
     pub base_url: Option<String>,
     pub max_steps: Option<u32>,
+    /// `--yolo`: allow every call no deny rule or ban stops.
+    pub yolo: bool,
 }
 
 impl Overrides {
@@ -100,6 +105,7 @@ impl Overrides {
             model: var("AGENT_MODEL"),
             base_url: var("AGENT_BASE_URL"),
             max_steps,
+            yolo: false,
         })
     }
 
@@ -110,6 +116,7 @@ impl Overrides {
             model: self.model.or(lower.model),
             base_url: self.base_url.or(lower.base_url),
             max_steps: self.max_steps.or(lower.max_steps),
+            yolo: self.yolo || lower.yolo,
         }
     }
 }
@@ -127,6 +134,11 @@ pub struct Config {
     overrides: Overrides,
     /// Files that were read, lowest layer first.
     pub sources: Vec<PathBuf>,
+    /// Permission rules with the file each came from, in load order.
+    pub rules: Vec<(RuleList, String, PathBuf)>,
+    /// Banned command prefixes (`sudo`, `apt-get install`...).
+    pub banned: Vec<String>,
+    pub home: Option<PathBuf>,
 }
 
 pub const DEFAULT_MAX_STEPS: u32 = 100;
@@ -160,10 +172,16 @@ impl Config {
             default_provider: None,
             overrides: Overrides::default(),
             sources: Vec::new(),
+            rules: Vec::new(),
+            banned: DEFAULT_BANNED.iter().map(|s| s.to_string()).collect(),
+            home: std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(PathBuf::from),
         };
-        for path in [config.paths.user_config.clone(), project_config] {
+        let user_config = config.paths.user_config.clone();
+        for (path, is_project) in [(user_config, false), (project_config, true)] {
             if let Some(file) = ConfigFile::load(&path)? {
-                config.apply(file, &path)?;
+                config.apply(file, &path, is_project)?;
                 config.sources.push(path);
             }
         }
@@ -174,7 +192,39 @@ impl Config {
         Ok(config)
     }
 
-    fn apply(&mut self, file: ConfigFile, path: &Path) -> Result<(), ConfigError> {
+    fn apply(
+        &mut self,
+        file: ConfigFile,
+        path: &Path,
+        is_project: bool,
+    ) -> Result<(), ConfigError> {
+        if let Some(p) = file.permissions {
+            for (list, key, texts) in [
+                (RuleList::Allow, "allow", p.allow),
+                (RuleList::Ask, "ask", p.ask),
+                (RuleList::Deny, "deny", p.deny),
+            ] {
+                for (i, text) in texts.into_iter().enumerate() {
+                    // Validate now, so a bad rule is reported with its place.
+                    Rule::parse(&text, list, "", &self.workspace, self.home.as_deref()).map_err(
+                        |message| ConfigError::Value {
+                            file: path.to_path_buf(),
+                            key: format!("permissions.{key}[{i}]"),
+                            message,
+                        },
+                    )?;
+                    self.rules.push((list, text, path.to_path_buf()));
+                }
+            }
+            if let Some(banned) = p.banned {
+                // A cloned repository must not unban anything for the person.
+                if is_project {
+                    self.banned.extend(banned);
+                } else {
+                    self.banned = banned;
+                }
+            }
+        }
         if let Some(p) = file.provider {
             self.default_provider = Some(p);
         }
@@ -208,6 +258,37 @@ impl Config {
             }
         }
         self.providers.apply(file.providers, path)
+    }
+
+    /// The rules, parsed against this workspace.
+    pub fn rule_set(&self) -> RuleSet {
+        let mut set = RuleSet::default();
+        for (list, text, source) in &self.rules {
+            // Every rule was validated when its file was loaded.
+            if let Ok(rule) = Rule::parse(
+                text,
+                *list,
+                &source.display().to_string(),
+                &self.workspace,
+                self.home.as_deref(),
+            ) {
+                set.push(rule);
+            }
+        }
+        set
+    }
+
+    pub fn bans(&self) -> Vec<Ban> {
+        self.banned.iter().map(|b| Ban::parse(b)).collect()
+    }
+
+    pub fn yolo(&self) -> bool {
+        self.overrides.yolo
+    }
+
+    /// Where "always" answers are saved.
+    pub fn project_config(&self) -> PathBuf {
+        self.workspace.join(".agent/config.toml")
     }
 
     /// The provider this run talks to, with flags and environment applied.

@@ -89,7 +89,7 @@ impl PathPattern {
 
 fn glob(args: &GlobArgs, ctx: &ToolContext) -> Result<String, ToolError> {
     let ws = &ctx.workspace;
-    let dir = ws.resolve(args.path.as_deref().unwrap_or("."))?;
+    let dir = ws.absolute(args.path.as_deref().unwrap_or("."));
     if !dir.is_dir() {
         return Err(ToolError::new(format!(
             "`{}` is not a directory; give `path` as a directory to search in",
@@ -163,11 +163,10 @@ impl<T> Drop for Flush<'_, T> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
     use std::time::Duration;
 
     use super::*;
-    use crate::tools::{ReadTracker, Workspace};
+    use crate::tools::Workspace;
 
     fn setup() -> (tempfile::TempDir, ToolContext) {
         let d = tempfile::tempdir().unwrap();
@@ -190,11 +189,11 @@ mod tests {
             .unwrap()
             .set_modified(old)
             .unwrap();
-        let ctx = ToolContext {
-            workspace: Arc::new(Workspace::new(r.canonicalize().unwrap())),
-            tracker: Arc::new(ReadTracker::default()),
-            cancel: Default::default(),
-        };
+        let ctx = ToolContext::new(
+            Workspace::new(r.canonicalize().unwrap()),
+            Vec::new(),
+            Default::default(),
+        );
         (d, ctx)
     }
 

@@ -68,7 +68,7 @@ struct FileMatches {
 
 pub fn grep(args: &GrepArgs, ctx: &ToolContext) -> Result<String, ToolError> {
     let ws = &ctx.workspace;
-    let root = ws.resolve(args.path.as_deref().unwrap_or("."))?;
+    let root = ws.absolute(args.path.as_deref().unwrap_or("."));
     if !root.exists() {
         return Err(ToolError::new(format!(
             "path not found: `{}`; use `ls` or `glob` to find it",
@@ -177,10 +177,8 @@ pub fn grep(args: &GrepArgs, ctx: &ToolContext) -> Result<String, ToolError> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
-    use crate::tools::{ReadTracker, Workspace};
+    use crate::tools::Workspace;
 
     fn setup() -> (tempfile::TempDir, ToolContext) {
         let d = tempfile::tempdir().unwrap();
@@ -194,11 +192,11 @@ mod tests {
         std::fs::write(r.join("src/b.py"), "def main():\n    print('hello')\n").unwrap();
         std::fs::write(r.join("bin.dat"), b"hello\0world").unwrap();
         std::fs::write(r.join(".hidden"), "hello").unwrap();
-        let ctx = ToolContext {
-            workspace: Arc::new(Workspace::new(r.canonicalize().unwrap())),
-            tracker: Arc::new(ReadTracker::default()),
-            cancel: Default::default(),
-        };
+        let ctx = ToolContext::new(
+            Workspace::new(r.canonicalize().unwrap()),
+            Vec::new(),
+            Default::default(),
+        );
         (d, ctx)
     }
 

@@ -49,7 +49,7 @@ impl Tool for Ls {
 
 fn ls(args: &LsArgs, ctx: &ToolContext) -> Result<String, ToolError> {
     let ws = &ctx.workspace;
-    let dir = ws.resolve(args.path.as_deref().unwrap_or("."))?;
+    let dir = ws.absolute(args.path.as_deref().unwrap_or("."));
     let shown = ws.display(&dir);
     if !dir.exists() {
         return Err(ToolError::new(format!(
@@ -108,17 +108,15 @@ fn ls(args: &LsArgs, ctx: &ToolContext) -> Result<String, ToolError> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
-    use crate::tools::{ReadTracker, Workspace};
+    use crate::tools::Workspace;
 
     fn ctx(dir: &std::path::Path) -> ToolContext {
-        ToolContext {
-            workspace: Arc::new(Workspace::new(dir.canonicalize().unwrap())),
-            tracker: Arc::new(ReadTracker::default()),
-            cancel: Default::default(),
-        }
+        ToolContext::new(
+            Workspace::new(dir.canonicalize().unwrap()),
+            Vec::new(),
+            Default::default(),
+        )
     }
 
     #[test]

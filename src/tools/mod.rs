@@ -19,6 +19,10 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
+use crate::permission::{CallFacts, RiskAssessment, Scope, Subjects};
+use crate::shell::Ban;
+use crate::shell::paths::Place;
+
 pub use surface::{Surface, ToolCall, ToolResult};
 pub use tracker::{FileStamp, ReadTracker};
 pub use workspace::Workspace;
@@ -54,6 +58,19 @@ pub struct ToolContext {
     pub workspace: Arc<Workspace>,
     pub tracker: Arc<ReadTracker>,
     pub cancel: CancellationToken,
+    /// Commands the shell never runs (from config).
+    pub banned: Arc<Vec<Ban>>,
+}
+
+impl ToolContext {
+    pub fn new(workspace: Workspace, banned: Vec<Ban>, cancel: CancellationToken) -> ToolContext {
+        ToolContext {
+            workspace: Arc::new(workspace),
+            tracker: Arc::new(ReadTracker::default()),
+            cancel,
+            banned: Arc::new(banned),
+        }
+    }
 }
 
 /// A tool, with typed arguments. `Surface` turns it into a [`DynTool`].
@@ -67,11 +84,63 @@ pub trait Tool: Send + Sync + 'static {
     fn effect(&self) -> Effect;
     /// Paths this call reads or writes, as the model gave them.
     fn paths(args: &Self::Args) -> Vec<&str>;
+    /// What the permission gate needs to know about a call. The default
+    /// suits tools that only read: no approval inside the workspace.
+    fn facts(&self, args: &Self::Args, ctx: &ToolContext) -> CallFacts {
+        read_facts(Self::NAME, &Self::paths(args), ctx)
+    }
     fn run(
         &self,
         args: Self::Args,
         ctx: &ToolContext,
     ) -> impl Future<Output = Result<String, ToolError>> + Send;
+}
+
+/// Facts for a call that only reads `paths` (the workspace root when none).
+pub(crate) fn read_facts(tool: &str, paths: &[&str], ctx: &ToolContext) -> CallFacts {
+    let ws = &ctx.workspace;
+    let env = ws.path_env();
+    let abs: Vec<std::path::PathBuf> = if paths.is_empty() {
+        vec![ws.root().to_path_buf()]
+    } else {
+        paths.iter().map(|p| ws.absolute(p)).collect()
+    };
+    let mut risk = RiskAssessment::low("reads inside the project");
+    let mut needs_approval = false;
+    for p in &abs {
+        match env.place(p) {
+            Place::Workspace | Place::Harmless => {}
+            _ if p == ws.root() => {}
+            Place::Secret(why) => {
+                needs_approval = true;
+                risk.raise(RiskAssessment::high(format!(
+                    "reads {why} ({})",
+                    p.display()
+                )));
+            }
+            _ => {
+                needs_approval = true;
+                risk.raise(RiskAssessment::medium(format!(
+                    "reads outside the project ({})",
+                    p.display()
+                )));
+            }
+        }
+    }
+    let shown: Vec<String> = abs.iter().map(|p| ws.display(p)).collect();
+    CallFacts {
+        tool: tool.to_string(),
+        description: format!("{tool} {}", shown.join(", ")),
+        risk,
+        scope: Scope::Paths {
+            tool: tool.to_string(),
+            paths: abs.clone(),
+        },
+        needs_approval,
+        subjects: Subjects::Paths(abs),
+        banned: None,
+        diff: None,
+    }
 }
 
 /// Fills `{{name}}` placeholders of a description template.

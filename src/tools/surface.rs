@@ -1,7 +1,7 @@
 //! The Surface: the only place tools are registered, looked up, filtered and
 //! dispatched. `call` runs the fixed steps of every tool call: look up, parse
-//! and validate arguments, check the workspace boundary, run (the permission
-//! gate slots in before running). Every failure becomes a [`ToolResult`] the
+//! and validate arguments, ask the tool for the call's facts (paths resolved,
+//! risk, scope), let the permission gate decide, run. Every failure becomes a [`ToolResult`] the
 //! model can act on; nothing here panics the agent.
 
 use std::collections::BTreeMap;
@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::{Effect, Tool, ToolContext, ToolError, glob, grep, ls, schema, view};
 use crate::llm::ToolSpec;
+use crate::permission::{CallFacts, Gate, Judgment};
 
 /// A call as the model made it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,7 +41,7 @@ trait DynTool: Send + Sync {
 
 /// A call whose arguments passed validation.
 trait PreparedCall: Send {
-    fn paths(&self) -> Vec<String>;
+    fn facts(&self, ctx: &ToolContext) -> CallFacts;
     fn run(self: Box<Self>, ctx: ToolContext) -> BoxFuture<'static, Result<String, ToolError>>;
 }
 
@@ -74,11 +75,8 @@ impl<T: Tool> DynTool for T {
 }
 
 impl<T: Tool> PreparedCall for Prepared<T> {
-    fn paths(&self) -> Vec<String> {
-        T::paths(&self.args)
-            .into_iter()
-            .map(str::to_string)
-            .collect()
+    fn facts(&self, ctx: &ToolContext) -> CallFacts {
+        self.tool.facts(&self.args, ctx)
     }
 
     fn run(self: Box<Self>, ctx: ToolContext) -> BoxFuture<'static, Result<String, ToolError>> {
@@ -89,14 +87,16 @@ impl<T: Tool> PreparedCall for Prepared<T> {
 pub struct Surface {
     tools: BTreeMap<&'static str, Arc<dyn DynTool>>,
     ctx: ToolContext,
+    gate: Arc<Gate>,
 }
 
 impl Surface {
     /// The full set of tools, as the binary and the tests use it.
-    pub fn new(ctx: ToolContext) -> Surface {
+    pub fn new(ctx: ToolContext, gate: Arc<Gate>) -> Surface {
         let mut s = Surface {
             tools: BTreeMap::new(),
             ctx,
+            gate,
         };
         s.register(view::View);
         s.register(ls::Ls);
@@ -111,6 +111,29 @@ impl Surface {
 
     pub fn context(&self) -> &ToolContext {
         &self.ctx
+    }
+
+    pub fn gate(&self) -> &Gate {
+        &self.gate
+    }
+
+    /// What the gate would decide for a call, without running it
+    /// (`agent permissions check`).
+    pub fn judge(&self, call: &ToolCall) -> Result<(CallFacts, Judgment), ToolError> {
+        let tool = self.lookup(&call.name)?;
+        let args = parse_arguments(&call.name, &call.arguments)?;
+        let facts = Arc::clone(tool).prepare(args)?.facts(&self.ctx);
+        let judgment = self.gate.judge(&facts, &call.id);
+        Ok((facts, judgment))
+    }
+
+    fn lookup(&self, name: &str) -> Result<&Arc<dyn DynTool>, ToolError> {
+        self.tools.get(name).ok_or_else(|| {
+            ToolError::new(format!(
+                "unknown tool `{name}`; available tools: {}",
+                self.names().join(", ")
+            ))
+        })
     }
 
     pub fn names(&self) -> Vec<&'static str> {
@@ -156,18 +179,14 @@ impl Surface {
     }
 
     async fn dispatch(&self, call: &ToolCall) -> Result<String, ToolError> {
-        let tool = self.tools.get(call.name.as_str()).ok_or_else(|| {
-            ToolError::new(format!(
-                "unknown tool `{}`; available tools: {}",
-                call.name,
-                self.names().join(", ")
-            ))
-        })?;
+        let tool = self.lookup(&call.name)?;
         let args = parse_arguments(&call.name, &call.arguments)?;
         let prepared = Arc::clone(tool).prepare(args)?;
-        for path in prepared.paths() {
-            self.ctx.workspace.resolve(&path)?;
-        }
+        let facts = prepared.facts(&self.ctx);
+        self.gate
+            .check(&facts, &call.id, &self.ctx.cancel)
+            .await
+            .map_err(|d| ToolError(d.0))?;
         if self.ctx.cancel.is_cancelled() {
             return Err(ToolError::new("cancelled by the user before it ran"));
         }

@@ -58,7 +58,7 @@ impl Tool for View {
 
 fn view(args: &ViewArgs, ctx: &ToolContext) -> Result<String, ToolError> {
     let ws = &ctx.workspace;
-    let path = ws.resolve(&args.path)?;
+    let path = ws.absolute(&args.path);
     let shown = ws.display(&path);
     if path.is_dir() {
         return Err(ToolError::new(format!(
@@ -142,19 +142,13 @@ fn view(args: &ViewArgs, ctx: &ToolContext) -> Result<String, ToolError> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
-    use crate::tools::{ReadTracker, Workspace};
+    use crate::tools::Workspace;
 
     fn ctx() -> (tempfile::TempDir, ToolContext) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
-        let ctx = ToolContext {
-            workspace: Arc::new(Workspace::new(root)),
-            tracker: Arc::new(ReadTracker::default()),
-            cancel: Default::default(),
-        };
+        let ctx = ToolContext::new(Workspace::new(root), Vec::new(), Default::default());
         (dir, ctx)
     }
 

@@ -4,26 +4,36 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::ToolError;
-
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
+    home: Option<PathBuf>,
 }
 
 impl Workspace {
     /// `root` must be canonical (the config layer canonicalises it).
     pub fn new(root: PathBuf) -> Workspace {
-        Workspace { root }
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        Workspace { root, home }
+    }
+
+    /// What the shell analysis and the risk rules need to place paths.
+    pub fn path_env(&self) -> crate::shell::PathEnv {
+        crate::shell::PathEnv {
+            workspace: self.root.clone(),
+            home: self.home.clone(),
+        }
     }
 
     pub fn root(&self) -> &Path {
         &self.root
     }
 
-    /// The absolute, normalised form of a path the model gave, without
-    /// checking the boundary. Symlinks in the part that exists are resolved,
-    /// so a link pointing outside cannot smuggle a path in.
+    /// The absolute, normalised form of a path the model gave. Symlinks in
+    /// the part that exists are resolved, so a link pointing outside is seen
+    /// as the outside path it is (the gate then asks).
     pub fn absolute(&self, path: &str) -> PathBuf {
         let path = path.trim();
         let joined = if let Some(rest) = path.strip_prefix("~/") {
@@ -49,20 +59,6 @@ impl Workspace {
                 }
                 _ => return normal,
             }
-        }
-    }
-
-    /// Resolves a path and refuses one outside the workspace.
-    pub fn resolve(&self, path: &str) -> Result<PathBuf, ToolError> {
-        let abs = self.absolute(path);
-        if abs.starts_with(&self.root) {
-            Ok(abs)
-        } else {
-            Err(ToolError::new(format!(
-                "`{path}` is outside the workspace ({}); only paths inside the project directory can be used. \
-                 Use a path relative to the project root.",
-                self.root.display()
-            )))
         }
     }
 
@@ -145,31 +141,31 @@ mod tests {
     fn relative_and_dotted_paths_stay_inside() {
         let (_d, w) = ws();
         assert_eq!(
-            w.resolve("src/../src/./main.rs").unwrap(),
+            w.absolute("src/../src/./main.rs"),
             w.root().join("src/main.rs")
         );
-        assert_eq!(w.resolve("").unwrap(), w.root());
+        assert_eq!(w.absolute(""), w.root());
         assert_eq!(
-            w.resolve("new/dir/file.txt").unwrap(),
+            w.absolute("new/dir/file.txt"),
             w.root().join("new/dir/file.txt")
         );
     }
 
     #[test]
-    fn escapes_are_refused() {
+    fn escapes_resolve_outside() {
         let (_d, w) = ws();
         for p in ["../x", "/etc/passwd", "src/../../x"] {
-            let e = w.resolve(p).unwrap_err().0;
-            assert!(e.contains("outside the workspace"), "{p}: {e}");
+            assert!(!w.absolute(p).starts_with(w.root()), "{p}");
         }
     }
 
     #[test]
-    fn symlink_pointing_outside_is_refused() {
+    fn symlink_pointing_outside_resolves_to_its_target() {
         let (_d, w) = ws();
         let outside = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(outside.path(), w.root().join("link")).unwrap();
-        assert!(w.resolve("link/secret").is_err());
+        let target = outside.path().canonicalize().unwrap().join("secret");
+        assert_eq!(w.absolute("link/secret"), target);
     }
 
     #[test]
