@@ -47,6 +47,10 @@ pub struct Cli {
     #[arg(long)]
     pub yolo: bool,
 
+    /// OS sandbox for bash commands (Landlock on Linux).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub sandbox: Option<crate::shell::SandboxMode>,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }

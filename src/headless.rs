@@ -29,7 +29,9 @@ pub fn new_surface(
         Workspace::new(config.workspace.clone()),
         config.bans(),
         cancel.clone(),
-    );
+    )
+    .with_sandbox(config.sandbox())
+    .with_bash_limits(config.bash.clone());
     let gate = Gate::new(
         GateConfig {
             rules: config.rule_set(),
@@ -100,6 +102,12 @@ pub async fn run(
             on_interrupt.cancel();
         }
     });
+    let sandbox = config.sandbox();
+    if sandbox.mode != crate::shell::SandboxMode::Off && !crate::shell::Sandbox::supported() {
+        eprintln!(
+            "agent: note: this kernel has no Landlock, so bash commands run without the OS sandbox"
+        );
+    }
     let mut session = new_session(config, provider, &cancel);
     let (provider_id, model) = {
         let (p, m) = session.provider().describe();

@@ -49,6 +49,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         base_url: cli.base_url.clone(),
         max_steps: cli.max_steps,
         yolo: cli.yolo,
+        sandbox: cli.sandbox,
     };
     let overrides = flags.over(Overrides::from_env()?);
     let config = Config::load(Paths::from_env()?, &cwd, overrides)?;
@@ -57,11 +58,11 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             PermissionsAction::Check { json, tool, args } => {
                 let out = headless::permissions_check(&config, tool, args, *json)
                     .map_err(anyhow::Error::msg)?;
-                println!("{}", out.trim_end());
+                print_out(&format!("{}\n", out.trim_end()));
                 Ok(0)
             }
             PermissionsAction::List => {
-                print!("{}", headless::permissions_list(&config));
+                print_out(&headless::permissions_list(&config));
                 Ok(0)
             }
         };
@@ -74,6 +75,14 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
     let resolved = config.resolve_provider(&|name| std::env::var(name).ok())?;
     let provider = llm::connect(&resolved, &config.llm)?;
     Ok(headless::run(&config, provider, &prompt, cli.output_format).await)
+}
+
+/// Prints to stdout; a closed pipe (`| head`) is not an error worth a panic.
+fn print_out(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
 }
 
 /// The prompt from `-p`, `-p -` (stdin) or piped stdin; `None` means interactive.

@@ -18,6 +18,25 @@ pub struct ConfigFile {
     pub agent: Option<AgentFile>,
     pub llm: Option<LlmFile>,
     pub permissions: Option<PermissionsFile>,
+    pub bash: Option<BashFile>,
+    pub sandbox: Option<SandboxFile>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BashFile {
+    pub timeout_secs: Option<u64>,
+    pub max_timeout_secs: Option<u64>,
+    pub background_after_secs: Option<u64>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxFile {
+    pub mode: Option<crate::shell::SandboxMode>,
+    /// Extra directories bash commands may write (user config only).
+    #[serde(default)]
+    pub writable_roots: Vec<String>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]

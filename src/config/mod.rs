@@ -15,7 +15,8 @@ pub use file::{ConfigFile, PermissionsFile, ProviderKind};
 use providers::ProviderTable;
 
 use crate::permission::{Rule, RuleList, RuleSet};
-use crate::shell::{Ban, DEFAULT_BANNED};
+use crate::shell::{Ban, DEFAULT_BANNED, Sandbox, SandboxMode};
+use crate::tools::BashLimits;
 pub use providers::ResolvedProvider;
 
 /// Where config and data live.
@@ -87,6 +88,8 @@ pub struct Overrides {
     pub max_steps: Option<u32>,
     /// `--yolo`: allow every call no deny rule or ban stops.
     pub yolo: bool,
+    /// `--sandbox MODE`.
+    pub sandbox: Option<SandboxMode>,
 }
 
 impl Overrides {
@@ -106,6 +109,7 @@ impl Overrides {
             base_url: var("AGENT_BASE_URL"),
             max_steps,
             yolo: false,
+            sandbox: None,
         })
     }
 
@@ -117,6 +121,7 @@ impl Overrides {
             base_url: self.base_url.or(lower.base_url),
             max_steps: self.max_steps.or(lower.max_steps),
             yolo: self.yolo || lower.yolo,
+            sandbox: self.sandbox.or(lower.sandbox),
         }
     }
 }
@@ -139,6 +144,9 @@ pub struct Config {
     /// Banned command prefixes (`sudo`, `apt-get install`...).
     pub banned: Vec<String>,
     pub home: Option<PathBuf>,
+    pub bash: BashLimits,
+    pub sandbox_mode: SandboxMode,
+    pub writable_roots: Vec<PathBuf>,
 }
 
 pub const DEFAULT_MAX_STEPS: u32 = 100;
@@ -177,6 +185,9 @@ impl Config {
             home: std::env::var_os("HOME")
                 .filter(|h| !h.is_empty())
                 .map(PathBuf::from),
+            bash: BashLimits::default(),
+            sandbox_mode: SandboxMode::WorkspaceWrite,
+            writable_roots: Vec::new(),
         };
         let user_config = config.paths.user_config.clone();
         for (path, is_project) in [(user_config, false), (project_config, true)] {
@@ -187,6 +198,9 @@ impl Config {
         }
         if let Some(n) = overrides.max_steps {
             config.max_steps = n;
+        }
+        if let Some(m) = overrides.sandbox {
+            config.sandbox_mode = m;
         }
         config.overrides = overrides;
         Ok(config)
@@ -280,6 +294,15 @@ impl Config {
 
     pub fn bans(&self) -> Vec<Ban> {
         self.banned.iter().map(|b| Ban::parse(b)).collect()
+    }
+
+    pub fn sandbox(&self) -> Sandbox {
+        Sandbox::new(
+            self.sandbox_mode,
+            &self.workspace,
+            self.home.as_deref(),
+            &self.writable_roots,
+        )
     }
 
     pub fn yolo(&self) -> bool {

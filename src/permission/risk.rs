@@ -49,9 +49,10 @@ impl RiskAssessment {
         Self::new(Risk::High, reason)
     }
 
-    /// Keeps the higher of the two; on a tie, the first reason.
+    /// Keeps the higher of the two; on a tie, the first reason given
+    /// (an empty reason counts as none).
     pub fn raise(&mut self, other: RiskAssessment) {
-        if other.level > self.level {
+        if other.level > self.level || (other.level == self.level && self.reason.is_empty()) {
             *self = other;
         }
     }

@@ -47,7 +47,7 @@ pub fn analyze(command: &str, env: &PathEnv, banned: &[Ban]) -> Analysis {
         env,
         banned,
         out: Analysis {
-            risk: RiskAssessment::low("only reads inside the project"),
+            risk: RiskAssessment::low(""),
             read_only: true,
             parts: Vec::new(),
             banned: None,
@@ -58,6 +58,9 @@ pub fn analyze(command: &str, env: &PathEnv, banned: &[Ban]) -> Analysis {
         a.flag(RiskAssessment::medium("the command is empty"));
     }
     a.script(command, Some(env.workspace.clone()), 0);
+    if a.out.risk.reason.is_empty() {
+        a.out.risk.reason = "only reads inside the project".into();
+    }
     a.out
 }
 
@@ -238,7 +241,7 @@ impl Analyzer<'_> {
 
         let before = self.out.risk.clone();
         let was_read_only = self.out.read_only;
-        self.out.risk = RiskAssessment::low("only reads inside the project");
+        self.out.risk = RiskAssessment::low("");
         self.out.read_only = true;
 
         let stdin_text = self.stdin_text(cmd, script);

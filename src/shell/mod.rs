@@ -14,5 +14,9 @@ mod readonly;
 pub use analyze::{Analysis, Part, analyze};
 pub use paths::PathEnv;
 pub use prefix::{Ban, DEFAULT_BANNED};
+pub mod run;
+pub mod sandbox;
 #[cfg(test)]
 mod tests;
+
+pub use sandbox::{Sandbox, SandboxMode};

@@ -4,8 +4,10 @@
 //! workspace boundary and (later) permission are steps of `Surface::call`,
 //! never inside a tool.
 
+mod bash;
 mod glob;
 mod grep;
+mod jobs;
 mod ls;
 mod schema;
 mod surface;
@@ -20,9 +22,10 @@ use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::permission::{CallFacts, RiskAssessment, Scope, Subjects};
-use crate::shell::Ban;
 use crate::shell::paths::Place;
+use crate::shell::{Ban, Sandbox};
 
+pub use bash::BashLimits;
 pub use surface::{Surface, ToolCall, ToolResult};
 pub use tracker::{FileStamp, ReadTracker};
 pub use workspace::Workspace;
@@ -60,6 +63,10 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// Commands the shell never runs (from config).
     pub banned: Arc<Vec<Ban>>,
+    pub sandbox: Arc<Sandbox>,
+    pub bash: Arc<BashLimits>,
+    /// Background jobs of this session; dropping the last context stops them.
+    pub jobs: Arc<jobs::Jobs>,
 }
 
 impl ToolContext {
@@ -69,7 +76,20 @@ impl ToolContext {
             tracker: Arc::new(ReadTracker::default()),
             cancel,
             banned: Arc::new(banned),
+            sandbox: Arc::new(Sandbox::off()),
+            bash: Arc::new(BashLimits::default()),
+            jobs: Arc::default(),
         }
+    }
+
+    pub fn with_sandbox(mut self, sandbox: Sandbox) -> ToolContext {
+        self.sandbox = Arc::new(sandbox);
+        self
+    }
+
+    pub fn with_bash_limits(mut self, limits: BashLimits) -> ToolContext {
+        self.bash = Arc::new(limits);
+        self
     }
 }
 

@@ -12,7 +12,7 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::{Effect, Tool, ToolContext, ToolError, glob, grep, ls, schema, view};
+use super::{Effect, Tool, ToolContext, ToolError, bash, glob, grep, jobs, ls, schema, view};
 use crate::llm::ToolSpec;
 use crate::permission::{CallFacts, Gate, Judgment};
 
@@ -102,6 +102,9 @@ impl Surface {
         s.register(ls::Ls);
         s.register(glob::Glob);
         s.register(grep::Grep);
+        s.register(bash::Bash);
+        s.register(jobs::JobOutput);
+        s.register(jobs::JobKill);
         s
     }
 

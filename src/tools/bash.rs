@@ -1,0 +1,174 @@
+//! `bash`: runs a command through `shell::run` in the workspace, inside the
+//! sandbox, with a timeout; long commands move to the background as jobs.
+//! Danger analysis, bans and scopes come from the gate (via `facts`), not
+//! from here.
+
+use std::time::{Duration, Instant};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{Effect, Tool, ToolContext, ToolError, render};
+use crate::permission::{CallFacts, Scope, Subjects};
+use crate::shell::run::{HEAD_BYTES, Process, TAIL_BYTES};
+
+pub struct Bash;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct BashArgs {
+    /// The command, e.g. `cargo test` or `git status`.
+    command: String,
+    /// Seconds before the command is stopped.
+    timeout_secs: Option<u64>,
+    /// Start it as a background job at once (servers, watchers).
+    run_in_background: Option<bool>,
+    /// What the command does, in a few words, for the person.
+    description: Option<String>,
+}
+
+/// Limits of the bash tool, from config.
+#[derive(Debug, Clone)]
+pub struct BashLimits {
+    pub default_timeout: Duration,
+    pub max_timeout: Duration,
+    pub background_after: Duration,
+}
+
+impl Default for BashLimits {
+    fn default() -> Self {
+        BashLimits {
+            default_timeout: Duration::from_secs(120),
+            max_timeout: Duration::from_secs(600),
+            background_after: Duration::from_secs(60),
+        }
+    }
+}
+
+impl Tool for Bash {
+    type Args = BashArgs;
+    const NAME: &'static str = "bash";
+
+    fn description(&self) -> String {
+        let l = BashLimits::default();
+        render(
+            include_str!("../../templates/bash.md"),
+            &[
+                ("default_timeout", l.default_timeout.as_secs().to_string()),
+                ("max_timeout", l.max_timeout.as_secs().to_string()),
+                ("background_after", l.background_after.as_secs().to_string()),
+                ("max_output", (HEAD_BYTES + TAIL_BYTES).to_string()),
+                ("head", HEAD_BYTES.to_string()),
+                ("tail", TAIL_BYTES.to_string()),
+            ],
+        )
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Execute
+    }
+
+    fn paths(_: &BashArgs) -> Vec<&str> {
+        Vec::new()
+    }
+
+    fn facts(&self, args: &BashArgs, ctx: &ToolContext) -> CallFacts {
+        let analysis = crate::shell::analyze(&args.command, &ctx.workspace.path_env(), &ctx.banned);
+        let mut prefixes: Vec<String> = Vec::new();
+        for p in analysis.parts.iter().filter(|p| p.needs_approval) {
+            if !prefixes.contains(&p.prefix) {
+                prefixes.push(p.prefix.clone());
+            }
+        }
+        let description = match &args.description {
+            Some(d) if !d.trim().is_empty() => format!("run `{}` ({})", args.command, d.trim()),
+            _ => format!("run `{}`", args.command),
+        };
+        CallFacts {
+            tool: Self::NAME.to_string(),
+            description,
+            risk: analysis.risk,
+            scope: Scope::Commands { prefixes },
+            needs_approval: !analysis.read_only,
+            subjects: Subjects::Commands(
+                analysis
+                    .parts
+                    .iter()
+                    .map(|p| (p.text.clone(), p.needs_approval))
+                    .collect(),
+            ),
+            banned: analysis.banned.map(|b| (b.text(), b.why)),
+            diff: None,
+        }
+    }
+
+    async fn run(&self, args: BashArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        let limits = &ctx.bash;
+        let started = Instant::now();
+        let process = Process::spawn(&args.command, ctx.workspace.root(), &ctx.sandbox)
+            .map_err(|e| ToolError::new(format!("could not start the command: {e}")))?;
+        if args.run_in_background.unwrap_or(false) {
+            let id = ctx.jobs.add(&args.command, process, started);
+            return Ok(format!(
+                "Started in the background as job {id}. Use `job_output` with id {id} to see its output, `job_kill` to stop it."
+            ));
+        }
+        let timeout = args
+            .timeout_secs
+            .map_or(limits.default_timeout, Duration::from_secs)
+            .min(limits.max_timeout)
+            .max(Duration::from_secs(1));
+        let to_background = limits.background_after < timeout;
+        let first_wait = if to_background {
+            limits.background_after
+        } else {
+            timeout
+        };
+        let finished = tokio::select! {
+            r = process.wait(Some(first_wait)) => r,
+            _ = ctx.cancel.cancelled() => {
+                process.kill().await;
+                let output = process.take_output();
+                return Err(ToolError::new(format!("{output}\nCancelled by the person: the command and everything it started were stopped.")));
+            }
+        };
+        let Some((exit, stopped_leftovers)) = finished else {
+            if to_background {
+                let id = ctx.jobs.add(&args.command, process, started);
+                return Ok(format!(
+                    "Still running after {} s, so it moved to the background as job {id}. Use `job_output` with id {id} (and `wait`) to follow it, `job_kill` to stop it.",
+                    limits.background_after.as_secs()
+                ));
+            }
+            process.kill().await;
+            let output = process.take_output();
+            return Err(ToolError::new(format!(
+                "{output}\nTimed out after {} s: the command and everything it started were stopped. Pass a larger `timeout_secs` (at most {}), or `run_in_background` for long-running work.",
+                timeout.as_secs(),
+                limits.max_timeout.as_secs()
+            )));
+        };
+        let output = process.take_output();
+        let mut text = if output.is_empty() {
+            "(no output)\n".to_string()
+        } else {
+            output
+        };
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&format!("[{exit}]"));
+        if stopped_leftovers {
+            text.push_str("\n[processes it left running in the background were stopped; use `run_in_background` to keep a process running]");
+        }
+        let failed = exit != crate::shell::run::Exit::Code(0);
+        if failed && let Some(note) = ctx.sandbox.explain_failure(&text) {
+            text.push('\n');
+            text.push_str(&note);
+        }
+        if failed {
+            Err(ToolError(text))
+        } else {
+            Ok(text)
+        }
+    }
+}
