@@ -24,6 +24,7 @@ pub fn new_surface(
     config: &Config,
     approver: Arc<dyn Approver>,
     cancel: &CancellationToken,
+    history: Option<std::path::PathBuf>,
 ) -> Surface {
     let ctx = ToolContext::new(
         Workspace::new(config.workspace.clone()),
@@ -32,6 +33,10 @@ pub fn new_surface(
     )
     .with_sandbox(config.sandbox())
     .with_bash_limits(config.bash.clone());
+    let ctx = match history {
+        Some(dir) => ctx.with_history(dir),
+        None => ctx,
+    };
     let gate = Gate::new(
         GateConfig {
             rules: config.rule_set(),
@@ -50,8 +55,16 @@ pub fn new_session(
     provider: Arc<dyn Provider>,
     cancel: &CancellationToken,
 ) -> Session {
-    let surface = Arc::new(new_surface(config, Arc::new(HeadlessApprover), cancel));
+    let id = uuid::Uuid::new_v4().to_string();
+    let history = config.paths.data_dir.join("history").join(&id);
+    let surface = Arc::new(new_surface(
+        config,
+        Arc::new(HeadlessApprover),
+        cancel,
+        Some(history),
+    ));
     Session::new(
+        id,
         provider,
         surface,
         system_prompt(&config.workspace),
@@ -201,6 +214,7 @@ pub fn permissions_check(
         config,
         Arc::new(HeadlessApprover),
         &CancellationToken::new(),
+        None,
     );
     let call = crate::tools::ToolCall {
         id: "check".into(),

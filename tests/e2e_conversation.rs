@@ -121,8 +121,22 @@ fn first_request_carries_prompt_system_tools_and_credentials() {
                     .iter()
                     .map(|t| t["function"]["name"].as_str().unwrap())
                     .collect();
-                assert_eq!(names, ["bash", "glob", "grep", "job_kill", "job_output", "ls", "view"]);
-                let view = &b["tools"][6]["function"];
+                assert_eq!(
+                    names,
+                    [
+                        "bash",
+                        "edit",
+                        "glob",
+                        "grep",
+                        "job_kill",
+                        "job_output",
+                        "ls",
+                        "multiedit",
+                        "view",
+                        "write"
+                    ]
+                );
+                let view = &b["tools"][8]["function"];
                 assert_eq!(view["parameters"]["required"], json!(["path"]));
                 assert!(view["description"].as_str().unwrap().contains("2000 lines"));
             }
@@ -139,8 +153,22 @@ fn first_request_carries_prompt_system_tools_and_credentials() {
                     .iter()
                     .map(|t| t["name"].as_str().unwrap())
                     .collect();
-                assert_eq!(names, ["bash", "glob", "grep", "job_kill", "job_output", "ls", "view"]);
-                assert_eq!(b["tools"][6]["input_schema"]["required"], json!(["path"]));
+                assert_eq!(
+                    names,
+                    [
+                        "bash",
+                        "edit",
+                        "glob",
+                        "grep",
+                        "job_kill",
+                        "job_output",
+                        "ls",
+                        "multiedit",
+                        "view",
+                        "write"
+                    ]
+                );
+                assert_eq!(b["tools"][8]["input_schema"]["required"], json!(["path"]));
             }
         }
     }
@@ -269,7 +297,8 @@ fn bad_calls_become_tool_results_not_crashes() {
         p.run(&mock, wire, "go", &[]).assert_ok();
         let r = result_texts(&mock.requests()[1]);
         assert_eq!(
-            r[0], "unknown tool `delete_everything`; available tools: bash, glob, grep, job_kill, job_output, ls, view",
+            r[0],
+            "unknown tool `delete_everything`; available tools: bash, edit, glob, grep, job_kill, job_output, ls, multiedit, view, write",
             "{wire:?}"
         );
         assert!(

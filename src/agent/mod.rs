@@ -88,13 +88,14 @@ pub struct Session {
 
 impl Session {
     pub fn new(
+        id: String,
         provider: Arc<dyn Provider>,
         surface: Arc<Surface>,
         system: String,
         max_steps: u32,
     ) -> Session {
         Session {
-            id: uuid::Uuid::new_v4().to_string(),
+            id,
             tools: surface.specs(),
             provider,
             surface,

@@ -71,7 +71,7 @@ impl Tool for Bash {
         Vec::new()
     }
 
-    fn facts(&self, args: &BashArgs, ctx: &ToolContext) -> CallFacts {
+    fn facts(&self, args: &BashArgs, ctx: &ToolContext) -> Result<CallFacts, ToolError> {
         let analysis = crate::shell::analyze(&args.command, &ctx.workspace.path_env(), &ctx.banned);
         let mut prefixes: Vec<String> = Vec::new();
         for p in analysis.parts.iter().filter(|p| p.needs_approval) {
@@ -83,7 +83,7 @@ impl Tool for Bash {
             Some(d) if !d.trim().is_empty() => format!("run `{}` ({})", args.command, d.trim()),
             _ => format!("run `{}`", args.command),
         };
-        CallFacts {
+        Ok(CallFacts {
             tool: Self::NAME.to_string(),
             description,
             risk: analysis.risk,
@@ -98,7 +98,7 @@ impl Tool for Bash {
             ),
             banned: analysis.banned.map(|b| (b.text(), b.why)),
             diff: None,
-        }
+        })
     }
 
     async fn run(&self, args: BashArgs, ctx: &ToolContext) -> Result<String, ToolError> {

@@ -5,15 +5,19 @@
 //! never inside a tool.
 
 mod bash;
+mod edit;
+mod files;
 mod glob;
 mod grep;
 mod jobs;
 mod ls;
+mod multiedit;
 mod schema;
 mod surface;
 mod tracker;
 mod view;
 pub mod workspace;
+mod write;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -67,6 +71,9 @@ pub struct ToolContext {
     pub bash: Arc<BashLimits>,
     /// Background jobs of this session; dropping the last context stops them.
     pub jobs: Arc<jobs::Jobs>,
+    pub locks: Arc<files::FileLocks>,
+    /// Previous contents of changed files (for undo).
+    pub history: Arc<files::FileHistory>,
 }
 
 impl ToolContext {
@@ -79,7 +86,15 @@ impl ToolContext {
             sandbox: Arc::new(Sandbox::off()),
             bash: Arc::new(BashLimits::default()),
             jobs: Arc::default(),
+            locks: Arc::default(),
+            history: Arc::new(files::FileHistory::new(None)),
         }
+    }
+
+    /// Keeps previous file contents under `dir`.
+    pub fn with_history(mut self, dir: std::path::PathBuf) -> ToolContext {
+        self.history = Arc::new(files::FileHistory::new(Some(dir)));
+        self
     }
 
     pub fn with_sandbox(mut self, sandbox: Sandbox) -> ToolContext {
@@ -106,8 +121,10 @@ pub trait Tool: Send + Sync + 'static {
     fn paths(args: &Self::Args) -> Vec<&str>;
     /// What the permission gate needs to know about a call. The default
     /// suits tools that only read: no approval inside the workspace.
-    fn facts(&self, args: &Self::Args, ctx: &ToolContext) -> CallFacts {
-        read_facts(Self::NAME, &Self::paths(args), ctx)
+    /// An `Err` here is the call's result, before anyone is asked (an
+    /// edit that cannot apply is not put to the person).
+    fn facts(&self, args: &Self::Args, ctx: &ToolContext) -> Result<CallFacts, ToolError> {
+        Ok(read_facts(Self::NAME, &Self::paths(args), ctx))
     }
     fn run(
         &self,

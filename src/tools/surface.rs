@@ -12,7 +12,10 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::{Effect, Tool, ToolContext, ToolError, bash, glob, grep, jobs, ls, schema, view};
+use super::{
+    Effect, Tool, ToolContext, ToolError, bash, edit, glob, grep, jobs, ls, multiedit, schema,
+    view, write,
+};
 use crate::llm::ToolSpec;
 use crate::permission::{CallFacts, Gate, Judgment};
 
@@ -41,7 +44,7 @@ trait DynTool: Send + Sync {
 
 /// A call whose arguments passed validation.
 trait PreparedCall: Send {
-    fn facts(&self, ctx: &ToolContext) -> CallFacts;
+    fn facts(&self, ctx: &ToolContext) -> Result<CallFacts, ToolError>;
     fn run(self: Box<Self>, ctx: ToolContext) -> BoxFuture<'static, Result<String, ToolError>>;
 }
 
@@ -75,7 +78,7 @@ impl<T: Tool> DynTool for T {
 }
 
 impl<T: Tool> PreparedCall for Prepared<T> {
-    fn facts(&self, ctx: &ToolContext) -> CallFacts {
+    fn facts(&self, ctx: &ToolContext) -> Result<CallFacts, ToolError> {
         self.tool.facts(&self.args, ctx)
     }
 
@@ -102,6 +105,9 @@ impl Surface {
         s.register(ls::Ls);
         s.register(glob::Glob);
         s.register(grep::Grep);
+        s.register(write::Write);
+        s.register(edit::Edit);
+        s.register(multiedit::MultiEdit);
         s.register(bash::Bash);
         s.register(jobs::JobOutput);
         s.register(jobs::JobKill);
@@ -125,7 +131,7 @@ impl Surface {
     pub fn judge(&self, call: &ToolCall) -> Result<(CallFacts, Judgment), ToolError> {
         let tool = self.lookup(&call.name)?;
         let args = parse_arguments(&call.name, &call.arguments)?;
-        let facts = Arc::clone(tool).prepare(args)?.facts(&self.ctx);
+        let facts = Arc::clone(tool).prepare(args)?.facts(&self.ctx)?;
         let judgment = self.gate.judge(&facts, &call.id);
         Ok((facts, judgment))
     }
@@ -185,7 +191,7 @@ impl Surface {
         let tool = self.lookup(&call.name)?;
         let args = parse_arguments(&call.name, &call.arguments)?;
         let prepared = Arc::clone(tool).prepare(args)?;
-        let facts = prepared.facts(&self.ctx);
+        let facts = prepared.facts(&self.ctx)?;
         self.gate
             .check(&facts, &call.id, &self.ctx.cancel)
             .await

@@ -1,0 +1,376 @@
+//! What `write`, `edit` and `multiedit` share: the staleness guard over the
+//! read tracker, per-file locks, atomic writes that keep permissions, the
+//! session's file history, line-ending and BOM handling, and diffs.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use similar::{ChangeTag, TextDiff};
+
+use super::{FileStamp, ToolContext, ToolError};
+use crate::permission::RiskAssessment;
+use crate::shell::paths::Place;
+
+/// A file as read for a change, with its encoding details.
+pub struct Original {
+    pub bytes: Vec<u8>,
+    /// Text with a BOM removed and CRLF line ends turned into LF.
+    pub text: String,
+    pub bom: bool,
+    pub crlf: bool,
+    pub mode: Option<u32>,
+}
+
+impl Original {
+    fn decode(bytes: Vec<u8>, mode: Option<u32>, shown: &str) -> Result<Original, ToolError> {
+        let text = std::str::from_utf8(&bytes).map_err(|_| {
+            ToolError::new(format!(
+                "`{shown}` is not valid UTF-8 text; it cannot be edited with this tool"
+            ))
+        })?;
+        let (bom, text) = match text.strip_prefix('\u{feff}') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        // Only a file whose every line end is CRLF is converted (and restored).
+        let lf = text.matches('\n').count();
+        let crlf = lf > 0 && text.matches("\r\n").count() == lf;
+        let text = if crlf {
+            text.replace("\r\n", "\n")
+        } else {
+            text.to_string()
+        };
+        Ok(Original {
+            text,
+            bom,
+            crlf,
+            bytes,
+            mode,
+        })
+    }
+
+    /// `new` in the file's own encoding: BOM and line ends as they were.
+    pub fn encode(&self, new: &str) -> Vec<u8> {
+        let mut out = String::with_capacity(new.len() + 3);
+        if self.bom {
+            out.push('\u{feff}');
+        }
+        if self.crlf {
+            out.push_str(&new.replace('\n', "\r\n"));
+        } else {
+            out.push_str(new);
+        }
+        out.into_bytes()
+    }
+}
+
+/// Reads `path` for a change: it must have been read in this session and
+/// not changed since (content compared by hash, so a touch is no conflict).
+pub fn read_checked(ctx: &ToolContext, path: &Path) -> Result<Original, ToolError> {
+    let shown = ctx.workspace.display(path);
+    let Some(seen) = ctx.tracker.last_read(path) else {
+        return Err(ToolError::new(format!(
+            "you must read `{shown}` before editing it; use `view` first"
+        )));
+    };
+    let meta = std::fs::metadata(path)
+        .map_err(|e| ToolError::new(format!("cannot read `{shown}`: {e}")))?;
+    let bytes =
+        std::fs::read(path).map_err(|e| ToolError::new(format!("cannot read `{shown}`: {e}")))?;
+    let now = FileStamp::of(&meta, &bytes);
+    if now.hash != seen.hash {
+        return Err(ToolError::new(format!(
+            "`{shown}` was modified since you last read it ({} bytes then, {} bytes now); view it again before changing it",
+            seen.size, now.size
+        )));
+    }
+    Original::decode(bytes, Some(meta.permissions().mode()), &shown)
+}
+
+/// Reads a file that may not exist yet (for `write`): `None` when it does not.
+pub fn read_existing(ctx: &ToolContext, path: &Path) -> Result<Option<Original>, ToolError> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    if path.is_dir() {
+        return Err(ToolError::new(format!(
+            "`{}` is a directory",
+            ctx.workspace.display(path)
+        )));
+    }
+    read_checked(ctx, path).map(Some)
+}
+
+/// One lock per file, so a check and its write cannot interleave with
+/// another call's.
+#[derive(Default)]
+pub struct FileLocks {
+    locks: Mutex<HashMap<PathBuf, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl FileLocks {
+    pub async fn lock(&self, path: &Path) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = {
+            // Only inserts and clones happen under this lock.
+            let mut map = self.locks.lock().unwrap_or_else(|p| p.into_inner());
+            Arc::clone(map.entry(path.to_path_buf()).or_default())
+        };
+        lock.lock_owned().await
+    }
+}
+
+/// The previous content of every file this session changed, on disk, for
+/// undo: `<dir>/<seq>.prev` plus a line in `<dir>/index.jsonl`.
+pub struct FileHistory {
+    dir: Option<PathBuf>,
+    seq: AtomicU64,
+}
+
+impl FileHistory {
+    pub fn new(dir: Option<PathBuf>) -> FileHistory {
+        FileHistory {
+            dir,
+            seq: AtomicU64::new(0),
+        }
+    }
+
+    pub fn record(&self, path: &Path, previous: Option<&[u8]>) -> std::io::Result<()> {
+        let Some(dir) = &self.dir else { return Ok(()) };
+        std::fs::create_dir_all(dir)?;
+        let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(bytes) = previous {
+            std::fs::write(dir.join(format!("{seq}.prev")), bytes)?;
+        }
+        let line = serde_json::json!({
+            "seq": seq,
+            "path": path,
+            "existed": previous.is_some(),
+            "time": time::OffsetDateTime::now_utc().unix_timestamp(),
+        });
+        let mut index = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join("index.jsonl"))?;
+        writeln!(index, "{line}")
+    }
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same
+/// directory, flushed and synced, renamed over the target, with the old
+/// file's permissions. A crash leaves the old file or the new, never a mix.
+pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("the path has no directory"))?;
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".agent-write-")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    if let Some(mode) = mode {
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode))?;
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    // Make the rename itself durable.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Saves the previous content, writes, and records the new read stamp.
+pub fn commit(
+    ctx: &ToolContext,
+    path: &Path,
+    previous: Option<&Original>,
+    bytes: &[u8],
+) -> Result<(), ToolError> {
+    let shown = ctx.workspace.display(path);
+    if let Err(e) = ctx
+        .history
+        .record(path, previous.map(|o| o.bytes.as_slice()))
+    {
+        return Err(ToolError::new(format!(
+            "could not save the previous content of `{shown}` to the file history ({e}); nothing was written"
+        )));
+    }
+    write_atomic(path, bytes, previous.and_then(|o| o.mode))
+        .map_err(|e| ToolError::new(format!("could not write `{shown}`: {e}")))?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        ctx.tracker.record(path, FileStamp::of(&meta, bytes));
+    }
+    Ok(())
+}
+
+/// Risk of changing `path`: `base` inside the workspace, at least medium
+/// outside, high where a change persists or escalates.
+pub fn change_risk(ctx: &ToolContext, path: &Path, base: RiskAssessment) -> RiskAssessment {
+    let mut risk = base;
+    match ctx.workspace.path_env().place(path) {
+        Place::Workspace => {}
+        Place::Persistence(why) => risk.raise(RiskAssessment::high(format!(
+            "changes {why} ({}), which runs code later",
+            path.display()
+        ))),
+        Place::Secret(why) => risk.raise(RiskAssessment::high(format!(
+            "changes {why} ({})",
+            path.display()
+        ))),
+        Place::System => risk.raise(RiskAssessment::high(format!(
+            "changes the system path {}",
+            path.display()
+        ))),
+        _ => risk.raise(RiskAssessment::medium(format!(
+            "changes a file outside the project ({})",
+            path.display()
+        ))),
+    }
+    risk
+}
+
+/// Lines added and removed between two texts.
+pub fn line_counts(old: &str, new: &str) -> (usize, usize) {
+    let diff = TextDiff::from_lines(old, new);
+    let mut added = 0;
+    let mut removed = 0;
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            ChangeTag::Insert => added += 1,
+            ChangeTag::Delete => removed += 1,
+            ChangeTag::Equal => {}
+        }
+    }
+    (added, removed)
+}
+
+/// A unified diff of `old` → `new`, computed over the changed region only
+/// (so a one-line edit of a 50 MB file stays cheap), with real line numbers.
+pub fn unified_diff(shown: &str, old: &str, new: &str) -> String {
+    let prefix = old
+        .lines()
+        .zip(new.lines())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let old_lines: Vec<&str> = old.lines().collect();
+    let new_lines: Vec<&str> = new.lines().collect();
+    let max_suffix =
+        old_lines.len().min(new_lines.len()) - prefix.min(old_lines.len().min(new_lines.len()));
+    let suffix = old_lines
+        .iter()
+        .rev()
+        .zip(new_lines.iter().rev())
+        .take(max_suffix)
+        .take_while(|(a, b)| a == b)
+        .count();
+    const CONTEXT: usize = 3;
+    let start = prefix.saturating_sub(CONTEXT);
+    let old_end = (old_lines.len() - suffix + CONTEXT).min(old_lines.len());
+    let new_end = (new_lines.len() - suffix + CONTEXT).min(new_lines.len());
+    let old_region = old_lines[start..old_end].join("\n");
+    let new_region = new_lines[start..new_end].join("\n");
+    let diff = TextDiff::from_lines(&old_region, &new_region);
+    let mut out = format!("--- a/{shown}\n+++ b/{shown}\n");
+    for group in diff.grouped_ops(CONTEXT) {
+        let (Some(first), Some(last)) = (group.first(), group.last()) else {
+            continue;
+        };
+        let old_range = first.old_range().start..last.old_range().end;
+        let new_range = first.new_range().start..last.new_range().end;
+        out.push_str(&format!(
+            "@@ -{},{} +{},{} @@\n",
+            start + old_range.start + 1,
+            old_range.len(),
+            start + new_range.start + 1,
+            new_range.len()
+        ));
+        for op in &group {
+            for change in diff.iter_changes(op) {
+                let sign = match change.tag() {
+                    ChangeTag::Delete => '-',
+                    ChangeTag::Insert => '+',
+                    ChangeTag::Equal => ' ',
+                };
+                out.push(sign);
+                out.push_str(change.value().trim_end_matches('\n'));
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// "1 line", "3 lines".
+pub fn lines(n: usize) -> String {
+    if n == 1 {
+        "1 line".into()
+    } else {
+        format!("{n} lines")
+    }
+}
+
+/// Thousands separators, for descriptions a person reads.
+pub fn thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crlf_and_bom_round_trip() {
+        let o = Original::decode(b"\xef\xbb\xbfa\r\nb\r\n".to_vec(), None, "f").unwrap();
+        assert!(o.bom && o.crlf);
+        assert_eq!(o.text, "a\nb\n");
+        assert_eq!(o.encode("a\nc\n"), b"\xef\xbb\xbfa\r\nc\r\n");
+        let mixed = Original::decode(b"a\r\nb\n".to_vec(), None, "f").unwrap();
+        assert!(!mixed.crlf);
+        assert_eq!(mixed.encode(&mixed.text), b"a\r\nb\n");
+    }
+
+    #[test]
+    fn diff_has_real_line_numbers() {
+        let old: String = (1..=100).map(|i| format!("line {i}\n")).collect();
+        let new = old.replace("line 50\n", "line fifty\n");
+        let d = unified_diff("f.txt", &old, &new);
+        assert_eq!(
+            d,
+            "--- a/f.txt\n+++ b/f.txt\n@@ -47,7 +47,7 @@\n line 47\n line 48\n line 49\n-line 50\n+line fifty\n line 51\n line 52\n line 53\n"
+        );
+    }
+
+    #[test]
+    fn atomic_write_keeps_mode_and_leaves_no_temp_files() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("s.sh");
+        std::fs::write(&p, "old").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        write_atomic(&p, b"new", Some(0o100755)).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o755
+        );
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(1200), "1,200");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+}

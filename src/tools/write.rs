@@ -1,0 +1,121 @@
+//! `write`: a whole file. Creates parent directories; overwriting needs a
+//! prior read of the current content; content is capped.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::edit::{Plan, execute};
+use super::files::{self, thousands};
+use super::{Effect, Tool, ToolContext, ToolError, render};
+use crate::permission::{CallFacts, RiskAssessment, Scope, Subjects};
+
+pub const MAX_CONTENT: usize = 1024 * 1024;
+
+pub struct Write;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WriteArgs {
+    /// File to write, relative to the project root.
+    path: String,
+    /// The complete content of the file.
+    content: String,
+}
+
+fn plan(args: &WriteArgs, ctx: &ToolContext) -> Result<Plan, ToolError> {
+    let path = ctx.workspace.absolute(&args.path);
+    let shown = ctx.workspace.display(&path);
+    if args.content.len() > MAX_CONTENT {
+        return Err(ToolError::new(format!(
+            "the content is {} bytes; `write` takes at most {} bytes. Write a smaller file, or build it up with `edit`",
+            thousands(args.content.len()),
+            thousands(MAX_CONTENT)
+        )));
+    }
+    let original = files::read_existing(ctx, &path)?;
+    let lines = files::lines(args.content.lines().count());
+    let bytes_now = args.content.len();
+    let summary = match &original {
+        None => format!(
+            "Created `{shown}` ({} bytes, {lines}).",
+            thousands(bytes_now)
+        ),
+        Some(o) => format!(
+            "Overwrote `{shown}` ({} bytes → {} bytes, {lines}).",
+            thousands(o.bytes.len()),
+            thousands(bytes_now)
+        ),
+    };
+    Ok(Plan {
+        path,
+        bytes: args.content.clone().into_bytes(),
+        new_text: args.content.clone(),
+        original,
+        summary,
+        notes: Vec::new(),
+    })
+}
+
+impl Tool for Write {
+    type Args = WriteArgs;
+    const NAME: &'static str = "write";
+
+    fn description(&self) -> String {
+        render(
+            include_str!("../../templates/write.md"),
+            &[("max_bytes", thousands(MAX_CONTENT))],
+        )
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Write
+    }
+
+    fn paths(args: &WriteArgs) -> Vec<&str> {
+        vec![&args.path]
+    }
+
+    fn facts(&self, args: &WriteArgs, ctx: &ToolContext) -> Result<CallFacts, ToolError> {
+        let p = plan(args, ctx)?;
+        let shown = ctx.workspace.display(&p.path);
+        let (description, base) = match &p.original {
+            None => (
+                format!(
+                    "create {shown} ({} bytes, {})",
+                    thousands(p.bytes.len()),
+                    files::lines(p.new_text.lines().count())
+                ),
+                RiskAssessment::low("creates a new file"),
+            ),
+            Some(o) => (
+                format!(
+                    "overwrite {shown}: {} bytes → {} bytes, original content lost",
+                    thousands(o.bytes.len()),
+                    thousands(p.bytes.len())
+                ),
+                RiskAssessment::medium("overwrites an existing file"),
+            ),
+        };
+        let dir = p
+            .path
+            .parent()
+            .map(|d| d.to_path_buf())
+            .unwrap_or_else(|| p.path.clone());
+        Ok(CallFacts {
+            tool: Self::NAME.into(),
+            description,
+            risk: files::change_risk(ctx, &p.path, base),
+            scope: Scope::Paths {
+                tool: Self::NAME.into(),
+                paths: vec![dir],
+            },
+            needs_approval: true,
+            subjects: Subjects::Paths(vec![p.path.clone()]),
+            banned: None,
+            diff: Some(p.diff(ctx)),
+        })
+    }
+
+    async fn run(&self, args: WriteArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        execute(ctx, || plan(&args, ctx)).await
+    }
+}

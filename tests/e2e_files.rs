@@ -1,0 +1,398 @@
+//! End-to-end: `write`, `edit` and `multiedit` through the real binary
+//! (`--yolo`) against the mock LLM; asserts on bytes on disk and on the exact
+//! results the model received.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::mock_llm::{MockLlm, Reply, Step, call};
+use support::project::{Project, Wire, result_texts};
+
+/// Runs the given rounds of tool calls (one reply each), then a final
+/// answer; returns the results of each round.
+fn rounds(p: &Project, calls: Vec<Vec<(&str, Value)>>, extra: &[&str]) -> Vec<Vec<String>> {
+    let n = calls.len();
+    let mut script: Vec<Step> = calls
+        .into_iter()
+        .enumerate()
+        .map(|(r, cs)| {
+            Step::Reply(Reply::tools(
+                cs.into_iter()
+                    .enumerate()
+                    .map(|(i, (name, args))| call(&format!("r{r}c{i}"), name, args))
+                    .collect(),
+            ))
+        })
+        .collect();
+    script.push(Step::Reply(Reply::text("done")));
+    let mock = MockLlm::start(script);
+    let mut flags = vec!["--yolo"];
+    flags.extend(extra);
+    p.run(&mock, Wire::Anthropic, "go", &flags).assert_ok();
+    (1..=n).map(|i| result_texts(&mock.requests()[i])).collect()
+}
+
+fn view(path: &str) -> (&'static str, Value) {
+    ("view", json!({"path": path}))
+}
+
+fn edit(path: &str, old: &str, new: &str) -> (&'static str, Value) {
+    (
+        "edit",
+        json!({"path": path, "old_string": old, "new_string": new}),
+    )
+}
+
+#[test]
+fn edit_requires_a_read_first() {
+    let p = Project::new();
+    p.file("a.txt", "hello\n");
+    let r = rounds(&p, vec![vec![edit("a.txt", "hello", "bye")]], &[]);
+    assert_eq!(
+        r[0][0],
+        "you must read `a.txt` before editing it; use `view` first"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.root().join("a.txt")).unwrap(),
+        "hello\n"
+    );
+}
+
+#[test]
+fn edit_after_read_applies_and_reports() {
+    let p = Project::new();
+    p.file("a.txt", "one\ntwo\nthree\n");
+    let r = rounds(
+        &p,
+        vec![vec![view("a.txt")], vec![edit("a.txt", "two", "2\n2b")]],
+        &[],
+    );
+    assert_eq!(
+        r[1][0],
+        "Edited `a.txt`: replaced 1 occurrence (+2 −1 lines)."
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.root().join("a.txt")).unwrap(),
+        "one\n2\n2b\nthree\n"
+    );
+}
+
+#[test]
+fn external_change_in_the_same_second_is_caught_but_a_touch_is_not() {
+    let p = Project::new();
+    p.file("a.txt", "v1\n");
+    let path = p.root().join("a.txt");
+    // The model reads; then (before its edit) someone else changes the file.
+    // A bash call in between plays that someone, within the same second.
+    let r = rounds(
+        &p,
+        vec![
+            vec![view("a.txt")],
+            vec![("bash", json!({"command": "printf 'v2\\n' > a.txt"}))],
+            vec![edit("a.txt", "v1", "mine")],
+        ],
+        &[],
+    );
+    assert_eq!(
+        r[2][0],
+        "`a.txt` was modified since you last read it (3 bytes then, 3 bytes now); view it again before changing it"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "v2\n");
+
+    let p = Project::new();
+    p.file("b.txt", "same\n");
+    let r = rounds(
+        &p,
+        vec![
+            vec![view("b.txt")],
+            vec![("bash", json!({"command": "touch -d '2001-01-01' b.txt"}))],
+            vec![edit("b.txt", "same", "new")],
+        ],
+        &[],
+    );
+    assert_eq!(
+        r[2][0],
+        "Edited `b.txt`: replaced 1 occurrence (+1 −1 lines)."
+    );
+}
+
+#[test]
+fn not_unique_and_not_found_messages_verbatim() {
+    let p = Project::new();
+    p.file("m.rs", "fn a() {\n\tx();\n\tx();\n}\n");
+    let r = rounds(
+        &p,
+        vec![
+            vec![view("m.rs")],
+            vec![edit("m.rs", "x();", "y();"), edit("m.rs", "z();", "w();")],
+        ],
+        &[],
+    );
+    assert_eq!(
+        r[1][0],
+        "cannot edit `m.rs`: old_string occurs 2 times; add a few surrounding lines to old_string so it matches exactly one place, or set replace_all to change all 2"
+    );
+    assert_eq!(
+        r[1][1],
+        "cannot edit `m.rs`: old_string was not found in the file. The closest lines (similarity 75%), with tabs shown as → and leading spaces as ·:\n     1│fn a() {\n     2│→x();\n     3│→x();\n     4│}\nCopy the exact text from `view` output (without the line numbers) and try again; view the file again if it may have changed."
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.root().join("m.rs")).unwrap(),
+        "fn a() {\n\tx();\n\tx();\n}\n"
+    );
+}
+
+#[test]
+fn crlf_and_bom_are_preserved() {
+    let p = Project::new();
+    std::fs::write(
+        p.root().join("w.txt"),
+        b"\xef\xbb\xbfline one\r\nline two\r\n",
+    )
+    .unwrap();
+    rounds(
+        &p,
+        vec![
+            vec![view("w.txt")],
+            vec![edit("w.txt", "line two\n", "line 2\nline 3\n")],
+        ],
+        &[],
+    );
+    assert_eq!(
+        std::fs::read(p.root().join("w.txt")).unwrap(),
+        b"\xef\xbb\xbfline one\r\nline 2\r\nline 3\r\n"
+    );
+}
+
+#[test]
+fn indentation_mismatch_is_applied_and_said() {
+    let p = Project::new();
+    p.file("i.py", "def f():\n    if x:\n        return 1\n");
+    let r = rounds(
+        &p,
+        vec![
+            vec![view("i.py")],
+            vec![edit("i.py", "if x:\n    return 1", "if x:\n    return 2")],
+        ],
+        &[],
+    );
+    assert!(
+        r[1][0].starts_with("Edited `i.py`: replaced 1 occurrence"),
+        "{}",
+        r[1][0]
+    );
+    assert!(
+        r[1][0].contains("Note: old_string matched line 2 only after ignoring indentation"),
+        "{}",
+        r[1][0]
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.root().join("i.py")).unwrap(),
+        "def f():\n    if x:\n        return 2\n"
+    );
+}
+
+#[test]
+fn multiedit_is_all_or_nothing() {
+    let p = Project::new();
+    p.file("c.txt", "alpha\nbeta\ngamma\n");
+    let edits = json!({"path": "c.txt", "edits": [
+        {"old_string": "alpha", "new_string": "ALPHA"},
+        {"old_string": "nope", "new_string": "x"},
+    ]});
+    let good = json!({"path": "c.txt", "edits": [
+        {"old_string": "alpha", "new_string": "ALPHA"},
+        {"old_string": "ALPHA\nbeta", "new_string": "ALPHA\nBETA"},
+    ]});
+    let r = rounds(
+        &p,
+        vec![
+            vec![view("c.txt")],
+            vec![("multiedit", edits)],
+            vec![("multiedit", good)],
+        ],
+        &[],
+    );
+    assert!(
+        r[1][0].starts_with("edit 2 of 2 failed: old_string was not found in the file."),
+        "{}",
+        r[1][0]
+    );
+    assert!(
+        r[1][0].ends_with("Nothing was written to `c.txt`; fix that edit and send them all again."),
+        "{}",
+        r[1][0]
+    );
+    assert_eq!(r[2][0], "Edited `c.txt`: applied 2 edits (+2 −2 lines).");
+    assert_eq!(
+        std::fs::read_to_string(p.root().join("c.txt")).unwrap(),
+        "ALPHA\nBETA\ngamma\n"
+    );
+}
+
+#[test]
+fn write_creates_overwrites_after_read_and_caps() {
+    let p = Project::new();
+    p.file("old.txt", "old content\n");
+    let big = "x".repeat(1024 * 1024 + 1);
+    let r = rounds(
+        &p,
+        vec![
+            vec![(
+                "write",
+                json!({"path": "new/dir/n.txt", "content": "a\nb\n"}),
+            )],
+            vec![("write", json!({"path": "old.txt", "content": "replaced\n"}))],
+            vec![view("old.txt")],
+            vec![
+                ("write", json!({"path": "old.txt", "content": "replaced\n"})),
+                ("write", json!({"path": "big.txt", "content": big})),
+            ],
+        ],
+        &[],
+    );
+    assert_eq!(r[0][0], "Created `new/dir/n.txt` (4 bytes, 2 lines).");
+    assert_eq!(
+        std::fs::read_to_string(p.root().join("new/dir/n.txt")).unwrap(),
+        "a\nb\n"
+    );
+    assert_eq!(
+        r[1][0],
+        "you must read `old.txt` before editing it; use `view` first"
+    );
+    assert_eq!(r[3][0], "Overwrote `old.txt` (12 bytes → 9 bytes, 1 line).");
+    assert_eq!(
+        std::fs::read_to_string(p.root().join("old.txt")).unwrap(),
+        "replaced\n"
+    );
+    assert_eq!(
+        r[3][1],
+        "the content is 1,048,577 bytes; `write` takes at most 1,048,576 bytes. Write a smaller file, or build it up with `edit`"
+    );
+    assert!(!p.root().join("big.txt").exists());
+}
+
+#[test]
+fn previous_content_goes_to_the_file_history() {
+    let p = Project::new();
+    p.file("h.txt", "before\n");
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools(vec![call(
+            "v",
+            "view",
+            json!({"path": "h.txt"}),
+        )])),
+        Step::Reply(Reply::tools(vec![call(
+            "e",
+            "edit",
+            json!({"path": "h.txt", "old_string": "before", "new_string": "after"}),
+        )])),
+        Step::Reply(Reply::text("done")),
+    ]);
+    let run = p.run(
+        &mock,
+        Wire::OpenAi,
+        "go",
+        &["--yolo", "--output-format", "json"],
+    );
+    run.assert_ok();
+    let id = serde_json::from_str::<Value>(run.stdout.trim()).unwrap()["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let dir = p.home().join("data/history").join(id);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("1.prev")).unwrap(),
+        "before\n"
+    );
+    let index: Value = serde_json::from_str(
+        std::fs::read_to_string(dir.join("index.jsonl"))
+            .unwrap()
+            .trim(),
+    )
+    .unwrap();
+    assert_eq!(index["path"], p.root().join("h.txt").display().to_string());
+    assert_eq!(index["existed"], true);
+}
+
+#[test]
+fn headless_without_yolo_refuses_edits_and_keeps_the_file() {
+    let p = Project::new();
+    p.file("a.txt", "keep\n");
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools(vec![call(
+            "v",
+            "view",
+            json!({"path": "a.txt"}),
+        )])),
+        Step::Reply(Reply::tools(vec![call(
+            "e",
+            "edit",
+            json!({"path": "a.txt", "old_string": "keep", "new_string": "lose"}),
+        )])),
+        Step::Reply(Reply::text("done")),
+    ]);
+    p.run(&mock, Wire::OpenAi, "go", &[]).assert_ok();
+    let r = result_texts(&mock.requests()[2]);
+    assert!(
+        r[0].starts_with(
+            "This `edit` call needs the person's approval (medium risk: changes an existing file)"
+        ),
+        "{}",
+        r[0]
+    );
+    assert!(
+        r[0].contains("add `edit(a.txt)` to [permissions] allow"),
+        "{}",
+        r[0]
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.root().join("a.txt")).unwrap(),
+        "keep\n"
+    );
+}
+
+/// SIGKILL at various moments of a large edit: the file on disk is always
+/// the old or the new content, never a mix.
+#[test]
+fn killed_mid_write_leaves_old_or_new() {
+    let p = Project::new();
+    let line = "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz\n";
+    let old: String = line.repeat(300_000); // ~22 MB
+    let new = old.replacen("0123456789a", "CHANGED", 1);
+    for delay_ms in [5u64, 30, 80, 150, 300] {
+        std::fs::write(p.root().join("big.txt"), &old).unwrap();
+        let mock = MockLlm::start(vec![
+            Step::Reply(Reply::tools(vec![call(
+                "v",
+                "view",
+                json!({"path": "big.txt", "limit": 1}),
+            )])),
+            Step::Reply(Reply::tools(vec![call(
+                "e",
+                "edit",
+                json!({"path": "big.txt", "old_string": "0123456789a", "new_string": "CHANGED", "replace_all": false}),
+            )])),
+            Step::Reply(Reply::text("done")),
+        ]);
+        let mut child = p
+            .command_for(&mock, Wire::OpenAi, "go", &["--yolo"])
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while mock.requests().len() < 2 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        let on_disk = std::fs::read_to_string(p.root().join("big.txt")).unwrap();
+        assert!(
+            on_disk == old || on_disk == new,
+            "a mix after a kill at {delay_ms} ms ({} bytes)",
+            on_disk.len()
+        );
+    }
+}
