@@ -284,7 +284,8 @@ impl Tool for Edit {
                 "edit {}: {}",
                 ctx.workspace.display(&p.path),
                 p.summary
-                    .trim_start_matches("Edited ")
+                    .split_once(": ")
+                    .map_or(p.summary.as_str(), |(_, what)| what)
                     .trim_end_matches('.')
             ),
             risk: files::change_risk(ctx, &p.path, base),

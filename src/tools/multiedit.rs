@@ -94,7 +94,8 @@ impl Tool for MultiEdit {
                 "edit {}: {}",
                 ctx.workspace.display(&p.path),
                 p.summary
-                    .trim_start_matches("Edited ")
+                    .split_once(": ")
+                    .map_or(p.summary.as_str(), |(_, what)| what)
                     .trim_end_matches('.')
             ),
             risk: files::change_risk(
