@@ -23,6 +23,9 @@ pub struct EditArgs {
     pub new_string: String,
     /// Replace every occurrence instead of requiring exactly one.
     pub replace_all: Option<bool>,
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub cache: PlanCache,
 }
 
 /// The result of applying one replacement to a text.
@@ -163,6 +166,15 @@ pub struct Plan {
     pub notes: Vec<String>,
 }
 
+impl std::fmt::Debug for Plan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plan")
+            .field("path", &self.path)
+            .field("summary", &self.summary)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Plan {
     pub fn diff(&self, ctx: &ToolContext) -> String {
         let old = self.original.as_ref().map_or("", |o| o.text.as_str());
@@ -218,33 +230,44 @@ fn plan(args: &EditArgs, ctx: &ToolContext) -> Result<Plan, ToolError> {
     })
 }
 
-/// Writes a plan under the file's lock, re-checking staleness first.
+/// A plan made while judging the call, reused when it runs.
+pub type PlanCache = std::sync::Mutex<Option<Plan>>;
+
+pub fn stash(cache: &PlanCache, plan: Plan) {
+    *cache.lock().unwrap_or_else(|p| p.into_inner()) = Some(plan);
+}
+
+/// Writes a plan under the file's lock. The plan made for the approval is
+/// used if the file is still as it was then; otherwise the call fails and
+/// says so (the person approved that change, not another).
 pub async fn execute(
     ctx: &ToolContext,
-    plan_again: impl FnOnce() -> Result<Plan, ToolError>,
+    cache: &PlanCache,
+    plan_now: impl FnOnce() -> Result<Plan, ToolError>,
 ) -> Result<String, ToolError> {
-    // Plan again under the lock: the file may have changed since approval.
-    let first = plan_again()?;
-    let _guard = ctx.locks.lock(&first.path).await;
-    let plan = first;
-    if let Some(o) = &plan.original {
-        let now = std::fs::read(&plan.path).map_err(|e| {
-            ToolError::new(format!(
-                "cannot read `{}`: {e}",
-                ctx.workspace.display(&plan.path)
-            ))
-        })?;
-        if now != o.bytes {
+    let cached = cache.lock().unwrap_or_else(|p| p.into_inner()).take();
+    let plan = match cached {
+        Some(p) => p,
+        None => plan_now()?,
+    };
+    let shown = ctx.workspace.display(&plan.path);
+    let _guard = ctx.locks.lock(&plan.path).await;
+    match &plan.original {
+        Some(o) => {
+            let meta = std::fs::metadata(&plan.path)
+                .map_err(|e| ToolError::new(format!("cannot read `{shown}`: {e}")))?;
+            if meta.len() != o.stamp.size || meta.modified().ok() != o.stamp.modified {
+                return Err(ToolError::new(format!(
+                    "`{shown}` changed while this call waited; view it again before changing it"
+                )));
+            }
+        }
+        None if plan.path.exists() => {
             return Err(ToolError::new(format!(
-                "`{}` changed while this call waited; view it again before changing it",
-                ctx.workspace.display(&plan.path)
+                "`{shown}` appeared while this call waited; view it first"
             )));
         }
-    } else if plan.path.exists() {
-        return Err(ToolError::new(format!(
-            "`{}` appeared while this call waited; view it first",
-            ctx.workspace.display(&plan.path)
-        )));
+        None => {}
     }
     files::commit(ctx, &plan.path, plan.original.as_ref(), &plan.bytes)?;
     let mut out = plan.summary.clone();
@@ -278,7 +301,7 @@ impl Tool for Edit {
         } else {
             RiskAssessment::medium("changes an existing file")
         };
-        Ok(CallFacts {
+        let facts = CallFacts {
             tool: Self::NAME.into(),
             description: format!(
                 "edit {}: {}",
@@ -297,11 +320,13 @@ impl Tool for Edit {
             subjects: Subjects::Paths(vec![p.path.clone()]),
             banned: None,
             diff: Some(p.diff(ctx)),
-        })
+        };
+        stash(&args.cache, p);
+        Ok(facts)
     }
 
     async fn run(&self, args: EditArgs, ctx: &ToolContext) -> Result<String, ToolError> {
-        execute(ctx, || plan(&args, ctx)).await
+        execute(ctx, &args.cache, || plan(&args, ctx)).await
     }
 }
 

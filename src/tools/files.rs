@@ -23,10 +23,17 @@ pub struct Original {
     pub bom: bool,
     pub crlf: bool,
     pub mode: Option<u32>,
+    /// Modification time, size and hash when it was read.
+    pub stamp: FileStamp,
 }
 
 impl Original {
-    fn decode(bytes: Vec<u8>, mode: Option<u32>, shown: &str) -> Result<Original, ToolError> {
+    fn decode(
+        bytes: Vec<u8>,
+        mode: Option<u32>,
+        stamp: FileStamp,
+        shown: &str,
+    ) -> Result<Original, ToolError> {
         let text = std::str::from_utf8(&bytes).map_err(|_| {
             ToolError::new(format!(
                 "`{shown}` is not valid UTF-8 text; it cannot be edited with this tool"
@@ -50,6 +57,7 @@ impl Original {
             crlf,
             bytes,
             mode,
+            stamp,
         })
     }
 
@@ -88,7 +96,7 @@ pub fn read_checked(ctx: &ToolContext, path: &Path) -> Result<Original, ToolErro
             seen.size, now.size
         )));
     }
-    Original::decode(bytes, Some(meta.permissions().mode()), &shown)
+    Original::decode(bytes, Some(meta.permissions().mode()), now, &shown)
 }
 
 /// Reads a file that may not exist yet (for `write`): `None` when it does not.
@@ -138,17 +146,23 @@ impl FileHistory {
         }
     }
 
-    pub fn record(&self, path: &Path, previous: Option<&[u8]>) -> std::io::Result<()> {
+    /// Keeps `path`'s current content, if it exists, before it is replaced.
+    /// A hard link costs nothing and stays valid because every write here
+    /// renames a new file over the old one; across file systems, a copy.
+    pub fn record(&self, path: &Path, existed: bool) -> std::io::Result<()> {
         let Some(dir) = &self.dir else { return Ok(()) };
         std::fs::create_dir_all(dir)?;
         let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
-        if let Some(bytes) = previous {
-            std::fs::write(dir.join(format!("{seq}.prev")), bytes)?;
+        if existed {
+            let keep = dir.join(format!("{seq}.prev"));
+            if std::fs::hard_link(path, &keep).is_err() {
+                std::fs::copy(path, &keep)?;
+            }
         }
         let line = serde_json::json!({
             "seq": seq,
             "path": path,
-            "existed": previous.is_some(),
+            "existed": existed,
             "time": time::OffsetDateTime::now_utc().unix_timestamp(),
         });
         let mut index = std::fs::OpenOptions::new()
@@ -191,10 +205,7 @@ pub fn commit(
     bytes: &[u8],
 ) -> Result<(), ToolError> {
     let shown = ctx.workspace.display(path);
-    if let Err(e) = ctx
-        .history
-        .record(path, previous.map(|o| o.bytes.as_slice()))
-    {
+    if let Err(e) = ctx.history.record(path, previous.is_some()) {
         return Err(ToolError::new(format!(
             "could not save the previous content of `{shown}` to the file history ({e}); nothing was written"
         )));
@@ -233,9 +244,72 @@ pub fn change_risk(ctx: &ToolContext, path: &Path, base: RiskAssessment) -> Risk
     risk
 }
 
+/// The changed region of `old` → `new` as whole lines: the common prefix
+/// and suffix are found by comparing bytes, so a one-line edit of a 50 MB
+/// file costs two linear scans, not a diff of a million lines.
+struct Region<'a> {
+    /// 0-based line number where the region starts.
+    first_line: usize,
+    old: &'a str,
+    new: &'a str,
+}
+
+fn region<'a>(old: &'a str, new: &'a str, context: usize) -> Region<'a> {
+    let (ob, nb) = (old.as_bytes(), new.as_bytes());
+    let common = ob.iter().zip(nb).take_while(|(a, b)| a == b).count();
+    let max_suffix = ob.len().min(nb.len()) - common;
+    let suffix = ob
+        .iter()
+        .rev()
+        .zip(nb.iter().rev())
+        .take(max_suffix)
+        .take_while(|(a, b)| a == b)
+        .count();
+    // Widen to whole lines plus context lines on each side.
+    let mut start = ob[..common]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    for _ in 0..context {
+        if start == 0 {
+            break;
+        }
+        start = ob[..start - 1]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+    }
+    let widen_end = |bytes: &[u8], end: usize| {
+        let mut e = bytes[end..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |i| end + i + 1);
+        for _ in 0..context {
+            if e >= bytes.len() {
+                break;
+            }
+            e = bytes[e..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(bytes.len(), |i| e + i + 1);
+        }
+        e
+    };
+    let old_end = widen_end(ob, ob.len() - suffix);
+    let new_end = widen_end(nb, nb.len() - suffix);
+    let first_line = ob[..start].iter().filter(|&&b| b == b'\n').count();
+    // `start` and the ends sit on line boundaries, so they are char boundaries.
+    Region {
+        first_line,
+        old: &old[start..old_end.max(start)],
+        new: &new[start..new_end.max(start)],
+    }
+}
+
 /// Lines added and removed between two texts.
 pub fn line_counts(old: &str, new: &str) -> (usize, usize) {
-    let diff = TextDiff::from_lines(old, new);
+    let r = region(old, new, 0);
+    let diff = TextDiff::from_lines(r.old, r.new);
     let mut added = 0;
     let mut removed = 0;
     for change in diff.iter_all_changes() {
@@ -248,32 +322,12 @@ pub fn line_counts(old: &str, new: &str) -> (usize, usize) {
     (added, removed)
 }
 
-/// A unified diff of `old` → `new`, computed over the changed region only
-/// (so a one-line edit of a 50 MB file stays cheap), with real line numbers.
+/// A unified diff of `old` → `new` over the changed region, with the
+/// file's real line numbers.
 pub fn unified_diff(shown: &str, old: &str, new: &str) -> String {
-    let prefix = old
-        .lines()
-        .zip(new.lines())
-        .take_while(|(a, b)| a == b)
-        .count();
-    let old_lines: Vec<&str> = old.lines().collect();
-    let new_lines: Vec<&str> = new.lines().collect();
-    let max_suffix =
-        old_lines.len().min(new_lines.len()) - prefix.min(old_lines.len().min(new_lines.len()));
-    let suffix = old_lines
-        .iter()
-        .rev()
-        .zip(new_lines.iter().rev())
-        .take(max_suffix)
-        .take_while(|(a, b)| a == b)
-        .count();
     const CONTEXT: usize = 3;
-    let start = prefix.saturating_sub(CONTEXT);
-    let old_end = (old_lines.len() - suffix + CONTEXT).min(old_lines.len());
-    let new_end = (new_lines.len() - suffix + CONTEXT).min(new_lines.len());
-    let old_region = old_lines[start..old_end].join("\n");
-    let new_region = new_lines[start..new_end].join("\n");
-    let diff = TextDiff::from_lines(&old_region, &new_region);
+    let r = region(old, new, CONTEXT);
+    let diff = TextDiff::from_lines(r.old, r.new);
     let mut out = format!("--- a/{shown}\n+++ b/{shown}\n");
     for group in diff.grouped_ops(CONTEXT) {
         let (Some(first), Some(last)) = (group.first(), group.last()) else {
@@ -283,9 +337,9 @@ pub fn unified_diff(shown: &str, old: &str, new: &str) -> String {
         let new_range = first.new_range().start..last.new_range().end;
         out.push_str(&format!(
             "@@ -{},{} +{},{} @@\n",
-            start + old_range.start + 1,
+            r.first_line + old_range.start + 1,
             old_range.len(),
-            start + new_range.start + 1,
+            r.first_line + new_range.start + 1,
             new_range.len()
         ));
         for op in &group {
@@ -330,13 +384,19 @@ pub fn thousands(n: usize) -> String {
 mod tests {
     use super::*;
 
+    const STAMP: FileStamp = FileStamp {
+        modified: None,
+        size: 0,
+        hash: 0,
+    };
+
     #[test]
     fn crlf_and_bom_round_trip() {
-        let o = Original::decode(b"\xef\xbb\xbfa\r\nb\r\n".to_vec(), None, "f").unwrap();
+        let o = Original::decode(b"\xef\xbb\xbfa\r\nb\r\n".to_vec(), None, STAMP, "f").unwrap();
         assert!(o.bom && o.crlf);
         assert_eq!(o.text, "a\nb\n");
         assert_eq!(o.encode("a\nc\n"), b"\xef\xbb\xbfa\r\nc\r\n");
-        let mixed = Original::decode(b"a\r\nb\n".to_vec(), None, "f").unwrap();
+        let mixed = Original::decode(b"a\r\nb\n".to_vec(), None, STAMP, "f").unwrap();
         assert!(!mixed.crlf);
         assert_eq!(mixed.encode(&mixed.text), b"a\r\nb\n");
     }
@@ -350,6 +410,24 @@ mod tests {
             d,
             "--- a/f.txt\n+++ b/f.txt\n@@ -47,7 +47,7 @@\n line 47\n line 48\n line 49\n-line 50\n+line fifty\n line 51\n line 52\n line 53\n"
         );
+    }
+
+    #[test]
+    fn diff_edges_creation_appending_and_deleting() {
+        assert_eq!(
+            unified_diff("n", "", "a\nb\n"),
+            "--- a/n\n+++ b/n\n@@ -1,0 +1,2 @@\n+a\n+b\n"
+        );
+        assert_eq!(
+            unified_diff("n", "a\n", "a\nb\n"),
+            "--- a/n\n+++ b/n\n@@ -1,1 +1,2 @@\n a\n+b\n"
+        );
+        assert_eq!(
+            unified_diff("n", "a\nb\n", ""),
+            "--- a/n\n+++ b/n\n@@ -1,2 +1,0 @@\n-a\n-b\n"
+        );
+        assert_eq!(line_counts("x\ny\ny\nz\n", "x\ny\nz\n"), (0, 1));
+        assert_eq!(line_counts("é\n", "ü\n"), (1, 1));
     }
 
     #[test]

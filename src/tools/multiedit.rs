@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::edit::{Plan, apply, execute};
+use super::edit::{Plan, PlanCache, apply, execute, stash};
 use super::files;
 use super::{Effect, Tool, ToolContext, ToolError, render};
 use crate::permission::{CallFacts, RiskAssessment, Scope, Subjects};
@@ -27,6 +27,9 @@ pub struct MultiEditArgs {
     path: String,
     /// Replacements, applied in order.
     edits: Vec<OneEdit>,
+    #[serde(skip)]
+    #[schemars(skip)]
+    cache: PlanCache,
 }
 
 fn plan(args: &MultiEditArgs, ctx: &ToolContext) -> Result<Plan, ToolError> {
@@ -88,7 +91,7 @@ impl Tool for MultiEdit {
 
     fn facts(&self, args: &MultiEditArgs, ctx: &ToolContext) -> Result<CallFacts, ToolError> {
         let p = plan(args, ctx)?;
-        Ok(CallFacts {
+        let facts = CallFacts {
             tool: Self::NAME.into(),
             description: format!(
                 "edit {}: {}",
@@ -111,10 +114,12 @@ impl Tool for MultiEdit {
             subjects: Subjects::Paths(vec![p.path.clone()]),
             banned: None,
             diff: Some(p.diff(ctx)),
-        })
+        };
+        stash(&args.cache, p);
+        Ok(facts)
     }
 
     async fn run(&self, args: MultiEditArgs, ctx: &ToolContext) -> Result<String, ToolError> {
-        execute(ctx, || plan(&args, ctx)).await
+        execute(ctx, &args.cache, || plan(&args, ctx)).await
     }
 }

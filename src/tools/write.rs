@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::edit::{Plan, execute};
+use super::edit::{Plan, PlanCache, execute, stash};
 use super::files::{self, thousands};
 use super::{Effect, Tool, ToolContext, ToolError, render};
 use crate::permission::{CallFacts, RiskAssessment, Scope, Subjects};
@@ -19,6 +19,9 @@ pub struct WriteArgs {
     path: String,
     /// The complete content of the file.
     content: String,
+    #[serde(skip)]
+    #[schemars(skip)]
+    cache: PlanCache,
 }
 
 fn plan(args: &WriteArgs, ctx: &ToolContext) -> Result<Plan, ToolError> {
@@ -100,7 +103,7 @@ impl Tool for Write {
             .parent()
             .map(|d| d.to_path_buf())
             .unwrap_or_else(|| p.path.clone());
-        Ok(CallFacts {
+        let facts = CallFacts {
             tool: Self::NAME.into(),
             description,
             risk: files::change_risk(ctx, &p.path, base),
@@ -112,10 +115,12 @@ impl Tool for Write {
             subjects: Subjects::Paths(vec![p.path.clone()]),
             banned: None,
             diff: Some(p.diff(ctx)),
-        })
+        };
+        stash(&args.cache, p);
+        Ok(facts)
     }
 
     async fn run(&self, args: WriteArgs, ctx: &ToolContext) -> Result<String, ToolError> {
-        execute(ctx, || plan(&args, ctx)).await
+        execute(ctx, &args.cache, || plan(&args, ctx)).await
     }
 }
