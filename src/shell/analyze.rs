@@ -130,6 +130,25 @@ impl Analyzer<'_> {
         let script = parse(text);
         if script.errors {
             self.flag(RiskAssessment::medium("could not be fully parsed"));
+            // Judge what can be read of it: each piece between separators
+            // that parses on its own.
+            for piece in text
+                .split(['\n', ';', '&', '|'])
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+            {
+                let clean = piece
+                    .trim_start_matches(['(', '{', '!', ' '])
+                    .trim_end_matches([')', '}', ' ']);
+                if clean != text.trim() && !parse(clean).errors {
+                    self.script(clean, cwd.clone(), depth + 1);
+                }
+            }
+        }
+        if SPAWN_LOOP.is_match(text) {
+            self.flag(RiskAssessment::high(
+                "starts processes in the background in an endless loop (fork bomb)",
+            ));
         }
         for name in &script.self_recursive {
             self.flag(RiskAssessment::high(format!(
@@ -211,6 +230,17 @@ impl Analyzer<'_> {
             }
         }
         let (wrappers, words, args_from_input) = unwrap(&cmd.words);
+        if words
+            .first()
+            .is_some_and(|w| DOWNLOADERS.contains(&basename(&w.text)))
+            && cmd.redirects.iter().any(|r| {
+                r.target.text.starts_with(">(") && SHELLS.iter().any(|s| r.target.text.contains(s))
+            })
+        {
+            self.flag(RiskAssessment::high(
+                "runs a script downloaded from the network",
+            ));
+        }
         for w in &wrappers {
             if ESCALATION.contains(&w.as_str()) {
                 self.flag(RiskAssessment::high(format!(
@@ -263,8 +293,16 @@ impl Analyzer<'_> {
             cwd: cwd.as_deref(),
             args_from_input,
             stdin_text,
+            producer: cmd.piped_from.and_then(|i| {
+                unwrap(&script.commands[i].words)
+                    .1
+                    .first()
+                    .map(|w| basename(&w.text).to_string())
+            }),
         };
-        let read_only = is_read_only(&name, &args) && !args_from_input;
+        // Under xargs the extra arguments are whatever the previous command
+        // printed; a reading command stays a reading command.
+        let read_only = is_read_only(&name, &args);
         if let Some(r) = inv.judge() {
             self.flag(r);
         }
@@ -318,10 +356,11 @@ impl Analyzer<'_> {
     }
 
     fn check_ban(&mut self, argv: &[&str]) {
-        if self.out.banned.is_none()
-            && let Some(b) = self.banned.iter().find(|b| b.matches(argv))
-        {
-            self.out.banned = Some(b.clone());
+        if let Some(b) = self.banned.iter().find(|b| b.matches(argv)) {
+            self.flag(RiskAssessment::high(format!("`{}`: {}", b.text(), b.why)));
+            if self.out.banned.is_none() {
+                self.out.banned = Some(b.clone());
+            }
         }
     }
 
@@ -335,18 +374,21 @@ impl Analyzer<'_> {
             if r.op == "<<<" && !r.target.dynamic {
                 return Some(r.target.text.clone());
             }
+            if r.op == "<<<" && mentions_downloader(&r.target.text) {
+                return Some(DOWNLOADED.to_string());
+            }
+        }
+        if downloaded_upstream(cmd, script) {
+            return Some(DOWNLOADED.to_string());
         }
         let producer = &script.commands[cmd.piped_from?];
         let (_, words, _) = unwrap(&producer.words);
         let name = basename(&words.first()?.text);
-        if DOWNLOADERS.contains(&name) {
-            return Some(DOWNLOADED.to_string());
-        }
         if matches!(name, "echo" | "printf") && words[1..].iter().all(|w| !w.dynamic) {
             let text: Vec<&str> = words[1..]
                 .iter()
                 .map(|w| w.text.as_str())
-                .filter(|w| !w.starts_with('-'))
+                .skip_while(|w| w.starts_with('-'))
                 .collect();
             return Some(text.join(" "));
         }
@@ -379,12 +421,20 @@ impl Analyzer<'_> {
             while i < rest.len() && rest[i].text.starts_with('-') {
                 let flag = &rest[i].text;
                 if !flag.starts_with("--") && flag.contains('c') {
-                    match rest.get(i + 1) {
+                    let k = if rest.get(i + 1).is_some_and(|w| w.text == "--") {
+                        i + 2
+                    } else {
+                        i + 1
+                    };
+                    let from_download = stdin == Some(DOWNLOADED);
+                    match rest.get(k) {
                         Some(code) if code.dynamic => {
-                            if DOWNLOADERS.iter().any(|d| {
-                                code.text.contains(&format!("$({d}"))
-                                    || code.text.contains(&format!("`{d}"))
-                            }) {
+                            if from_download
+                                || DOWNLOADERS.iter().any(|d| {
+                                    code.text.contains(&format!("$({d}"))
+                                        || code.text.contains(&format!("`{d}"))
+                                })
+                            {
                                 self.flag(RiskAssessment::high(
                                     "runs a script downloaded from the network",
                                 ));
@@ -394,7 +444,13 @@ impl Analyzer<'_> {
                                 ));
                             }
                         }
+                        Some(_) if from_download => self.flag(RiskAssessment::high(
+                            "runs a shell on a script downloaded from the network",
+                        )),
                         Some(code) => self.script(&code.text, cwd, depth + 1),
+                        None if from_download => self.flag(RiskAssessment::high(
+                            "runs a script downloaded from the network",
+                        )),
                         None => self.flag(RiskAssessment::medium("runs a shell")),
                     }
                     return;
@@ -402,6 +458,14 @@ impl Analyzer<'_> {
                 i += 1;
             }
             match rest.get(i) {
+                Some(file)
+                    if matches!(
+                        file.text.as_str(),
+                        "/dev/stdin" | "-" | "/proc/self/fd/0" | "/dev/fd/0"
+                    ) =>
+                {
+                    self.piped_code("", stdin, cwd, depth, name)
+                }
                 Some(file) if file.text.starts_with("<(") => {
                     self.piped_code(file.text.as_str(), None, cwd, depth, name)
                 }
@@ -435,6 +499,55 @@ impl Analyzer<'_> {
             };
             let mut c = cwd;
             self.command(&sub, script, &mut c, depth + 1);
+        } else if name == "trap" {
+            if let Some(code) = rest.first().filter(|w| !w.text.starts_with('-')) {
+                if code.dynamic {
+                    self.flag(RiskAssessment::medium(
+                        "sets a trap with code built at run time",
+                    ));
+                } else {
+                    self.script(&code.text, cwd, depth + 1);
+                }
+            }
+        } else if name == "script" {
+            if let Some(pos) = rest.iter().position(|w| {
+                w.text == "-c"
+                    || w.text == "--command"
+                    || (w.text.starts_with('-')
+                        && !w.text.starts_with("--")
+                        && w.text.ends_with('c'))
+            }) {
+                match rest.get(pos + 1) {
+                    Some(code) if !code.dynamic => self.script(&code.text, cwd, depth + 1),
+                    _ => self.flag(RiskAssessment::medium("runs shell code built at run time")),
+                }
+            }
+        } else if name == "parallel" {
+            // `parallel CMD ::: ARGS` runs CMD with each of ARGS.
+            let split = rest
+                .iter()
+                .position(|w| w.text == ":::" || w.text == "::::")
+                .unwrap_or(rest.len());
+            let mut words: Vec<Word> = rest[..split].to_vec();
+            words.extend(rest.get(split + 1..).unwrap_or_default().iter().cloned());
+            if !words.is_empty() {
+                let sub = Command {
+                    words,
+                    ..Command::default()
+                };
+                let mut c = cwd;
+                self.command(&sub, script, &mut c, depth + 1);
+            }
+        } else if matches!(name, "awk" | "gawk" | "mawk" | "nawk") {
+            if let Some(program) = rest.iter().find(|w| !w.text.starts_with('-'))
+                && (program.text.contains("system(")
+                    || program.text.contains("| getline")
+                    || program.text.contains("|&"))
+            {
+                for lit in string_literals(&program.text) {
+                    self.script(&lit, cwd.clone(), depth + 1);
+                }
+            }
         } else if name == "eval" {
             if rest.iter().any(|w| w.dynamic) {
                 let text: String = rest
@@ -461,6 +574,14 @@ impl Analyzer<'_> {
                 Some(f) if f.text.starts_with("<(") => {
                     self.piped_code(&f.text, None, cwd, depth, name)
                 }
+                Some(f)
+                    if matches!(
+                        f.text.as_str(),
+                        "/dev/stdin" | "-" | "/proc/self/fd/0" | "/dev/fd/0"
+                    ) =>
+                {
+                    self.piped_code("", stdin, cwd, depth, "sh")
+                }
                 _ => self.flag(RiskAssessment::medium("runs the commands of another file")),
             }
         } else if let Some((_, flags)) = INTERPRETERS.iter().find(|(n, _)| {
@@ -477,6 +598,8 @@ impl Analyzer<'_> {
                         "runs {name} code built at run time"
                     ))),
                 }
+            } else if let Some(file) = rest.iter().find(|w| w.text.starts_with("<(")) {
+                self.piped_code(&file.text, None, cwd, depth, name);
             } else if rest.iter().all(|w| w.text.starts_with('-'))
                 && !rest
                     .iter()
@@ -493,7 +616,67 @@ impl Analyzer<'_> {
                         .iter()
                         .position(|w| w.text == ";" || w.text == "+")
                         .map_or(rest.len(), |e| i + 1 + e);
-                    let inner: Vec<Word> = rest[i + 1..end].to_vec();
+                    // `{}` stands for what find found: with no filter, that
+                    // is everything under the start directories.
+                    let starts: Vec<&Word> = rest
+                        .iter()
+                        .take_while(|w| {
+                            !w.text.starts_with('-') && !matches!(w.text.as_str(), "(" | "!")
+                        })
+                        .collect();
+                    let filtered = rest.iter().any(|w| {
+                        matches!(
+                            w.text.as_str(),
+                            "-name"
+                                | "-iname"
+                                | "-path"
+                                | "-ipath"
+                                | "-regex"
+                                | "-iregex"
+                                | "-newer"
+                                | "-mtime"
+                                | "-mmin"
+                                | "-size"
+                                | "-empty"
+                                | "-user"
+                                | "-perm"
+                        )
+                    });
+                    let stand_in = match starts.first() {
+                        Some(w) if !filtered => (*w).clone(),
+                        None if !filtered => Word {
+                            text: ".".into(),
+                            dynamic: false,
+                        },
+                        _ => Word {
+                            text: "{}".into(),
+                            dynamic: false,
+                        },
+                    };
+                    let inner: Vec<Word> = rest[i + 1..end]
+                        .iter()
+                        .map(|w| Word {
+                            text: w.text.replace("{}", &stand_in.text),
+                            dynamic: w.dynamic,
+                        })
+                        .collect();
+                    let deletes = inner.first().is_some_and(|w| {
+                        matches!(basename(&w.text), "rm" | "shred" | "unlink" | "rmdir")
+                    });
+                    if deletes && stand_in.text != "{}" {
+                        let start = stand_in.text.clone();
+                        if let Some(p) = self.env.resolve(&start, cwd.as_deref()) {
+                            match self.env.place(&p) {
+                                Place::Ancestor(what) => self.flag(RiskAssessment::high(format!(
+                                    "deletes everything under {what}"
+                                ))),
+                                Place::System => self.flag(RiskAssessment::high(format!(
+                                    "deletes everything under the system directory {start}"
+                                ))),
+                                _ => {}
+                            }
+                        }
+                    }
                     if !inner.is_empty() {
                         let sub = Command {
                             words: inner,
@@ -577,6 +760,44 @@ impl Analyzer<'_> {
             for lit in &literals {
                 self.script(lit, cwd.clone(), depth + 1);
             }
+            // List form: `subprocess.run(["rm", "-rf", "/"])`.
+            if literals.len() > 1 {
+                let quoted: Vec<String> = literals
+                    .iter()
+                    .map(|l| format!("'{}'", l.replace('\'', "")))
+                    .collect();
+                self.script(&quoted.join(" "), cwd.clone(), depth + 1);
+            }
+        }
+        if CHMOD_777.is_match(code) {
+            self.flag(RiskAssessment::high(format!(
+                "makes files writable by every user from {lang} code"
+            )));
+        }
+        if HOME_API.is_match(code)
+            && let Some(home) = self.env.home.clone()
+        {
+            for lit in literals.iter().filter(|l| l.starts_with('/')) {
+                match self.env.place(&home.join(lit.trim_start_matches('/'))) {
+                    Place::Secret(why) => self.flag(RiskAssessment::high(format!(
+                        "reads {why} from {lang} code"
+                    ))),
+                    Place::Persistence(why) if writes_in(code) => self.flag(RiskAssessment::high(
+                        format!("writes {why} from {lang} code"),
+                    )),
+                    _ => {}
+                }
+            }
+        }
+        if FORK_LOOP.is_match(code) {
+            self.flag(RiskAssessment::high(format!(
+                "forks processes in a loop from {lang} code (fork bomb)"
+            )));
+        }
+        if KILL_ALL.is_match(code) {
+            self.flag(RiskAssessment::high(format!(
+                "kills init or every process from {lang} code"
+            )));
         }
         let deletes = DELETE_API.is_match(code);
         let writes = WRITE_API.is_match(code);
@@ -630,11 +851,54 @@ impl Analyzer<'_> {
     ) -> Vec<PathBuf> {
         let mut outside = Vec::new();
         let mut skip_next = false;
+        // The first operand of these is a pattern or a program, not a path
+        // (unless the pattern came with -e / -f).
+        let pattern_first = matches!(
+            name,
+            "grep"
+                | "egrep"
+                | "fgrep"
+                | "rg"
+                | "ag"
+                | "ack"
+                | "sed"
+                | "awk"
+                | "gawk"
+                | "mawk"
+                | "jq"
+                | "yq"
+                | "zgrep"
+        ) && !args
+            .iter()
+            .any(|a| matches!(*a, "-e" | "-f" | "--regexp" | "--file" | "--expression"));
+        let mut pattern_pending = pattern_first;
+        // `ln TARGET LINK`: only the link is written; the target is just text.
+        let last_operand = args.iter().rposition(|a| !a.starts_with('-'));
         for (i, raw) in args.iter().enumerate() {
             if std::mem::take(&mut skip_next) {
                 continue;
             }
-            if matches!(*raw, "-m" | "--message" | "-e" | "--regexp" | "-F") && name != "sed" {
+            if pattern_pending && !raw.starts_with('-') {
+                pattern_pending = false;
+                continue;
+            }
+            if name == "ln" && Some(i) != last_operand {
+                continue;
+            }
+            if matches!(
+                *raw,
+                "--grep" | "-subj" | "--xpath" | "--author" | "-S" | "-G"
+            ) {
+                skip_next = true;
+                continue;
+            }
+            if raw.starts_with("--grep=")
+                || raw.starts_with("--author=")
+                || raw.starts_with("-subj")
+            {
+                continue;
+            }
+            if matches!(*raw, "-m" | "--message" | "-e" | "--regexp") && name != "sed" {
                 skip_next = true;
                 continue;
             }
@@ -642,7 +906,14 @@ impl Analyzer<'_> {
                 .rsplit_once('=')
                 .filter(|(k, _)| k.starts_with('-') || name == "dd")
                 .map_or(*raw, |(_, v)| v);
+            // curl's `@file` and `name=@file` upload a file.
+            let word = word.rsplit_once("=@").map_or(word, |(_, f)| f);
             let word = word.strip_prefix('@').unwrap_or(word);
+            // Process substitutions are judged as commands of their own;
+            // arithmetic is a number.
+            if raw.starts_with("<(") || raw.starts_with(">(") || raw.starts_with("$((") {
+                continue;
+            }
             if dynamic.get(i).copied().unwrap_or(false) {
                 self.flag(RiskAssessment::medium(format!(
                     "uses an argument only known at run time ({raw})"
@@ -690,6 +961,37 @@ impl Analyzer<'_> {
     }
 }
 
+/// Whether a downloader feeds this command's input, through any number of
+/// pipeline stages (`curl URL | tee x | base64 -d | sh`), or a redirection
+/// from a process substitution that downloads (`bash < <(curl URL)`).
+fn downloaded_upstream(cmd: &Command, script: &Script) -> bool {
+    let from_substitution = cmd.redirects.iter().any(|r| {
+        r.op == "<" && r.target.text.starts_with("<(") && mentions_downloader(&r.target.text)
+    });
+    let mut at = cmd.piped_from;
+    let mut hops = 0;
+    while let Some(i) = at {
+        let (_, words, _) = unwrap(&script.commands[i].words);
+        if words
+            .first()
+            .is_some_and(|w| DOWNLOADERS.contains(&basename(&w.text)))
+        {
+            return true;
+        }
+        at = script.commands[i].piped_from;
+        hops += 1;
+        if hops > 64 {
+            break;
+        }
+    }
+    from_substitution
+}
+
+fn mentions_downloader(text: &str) -> bool {
+    text.split(|c: char| !c.is_alphanumeric() && c != '-')
+        .any(|w| DOWNLOADERS.contains(&w))
+}
+
 /// Strips wrappers (`env`, `sudo`, `timeout 5`, `nice -n 5`, `xargs -0`...)
 /// and returns them, the remaining words, and whether arguments arrive on
 /// standard input.
@@ -722,7 +1024,12 @@ fn unwrap(words: &[Word]) -> (Vec<String>, Vec<Word>, bool) {
                 "--max-procs",
             ],
             "command" | "builtin" | "exec" | "nohup" | "time" | "unbuffer" | "pkexec" | "run0"
-            | "caffeinate" | "chronic" | "flock" | "then" | "do" => &["-a"],
+            | "caffeinate" | "chronic" | "flock" | "then" | "do" | "setsid" | "coproc"
+            | "unshare" | "busybox" => &["-a"],
+            "taskset" => &["-c", "--cpu-list"],
+            "npx" | "pnpx" | "bunx" => &["-p", "--package", "-c", "--call"],
+            "chrt" => &["-p"],
+            "strace" | "ltrace" => &["-o", "-e", "-p", "-s", "-u", "-E"],
             _ => break,
         };
         if name == "command"
@@ -741,6 +1048,26 @@ fn unwrap(words: &[Word]) -> (Vec<String>, Vec<Word>, bool) {
                 i += 1;
                 continue;
             }
+            if name == "env" && (t == "-S" || t == "--split-string") {
+                // `env -S "rm -rf ~"`: the value is split into the command.
+                let split: Vec<Word> = words
+                    .get(i + 1)
+                    .map(|w| {
+                        w.text
+                            .split_whitespace()
+                            .map(|p| Word {
+                                text: p.to_string(),
+                                dynamic: w.dynamic,
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let mut rebuilt: Vec<Word> = split;
+                rebuilt.extend(words.iter().skip(i + 2).cloned());
+                let (more, inner, input) = unwrap(&rebuilt);
+                wrappers.extend(more);
+                return (wrappers, inner, from_input || input);
+            }
             if !t.starts_with('-') || t == "-" {
                 break;
             }
@@ -758,15 +1085,24 @@ fn unwrap(words: &[Word]) -> (Vec<String>, Vec<Word>, bool) {
         if name == "flock" && words.get(i).is_some() {
             i += 1; // the lock file
         }
+        if (name == "taskset" || name == "chrt")
+            && words.get(i).is_some_and(|w| {
+                w.text
+                    .chars()
+                    .all(|c| c.is_ascii_hexdigit() || c == 'x' || c == ',' || c == '-')
+            })
+        {
+            i += 1; // the CPU mask or priority
+        }
     }
     (wrappers, words[i.min(words.len())..].to_vec(), from_input)
 }
 
 static SHELL_OUT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"os\.system|subprocess|popen|\bexec[lv]?p?e?\s*\(|\bspawn|child_process|execSync|\bsystem\s*\(|`|\bqx|Runtime\.getRuntime|\bshell_exec|\bpassthru").unwrap_or_else(|_| never())
+    Regex::new(r"os\.execute|io\.popen|Deno\.run|Deno\.Command|os\.system|subprocess|popen|\bexec[lv]?p?e?\s*\(|\bspawn|child_process|execSync|\bsystem\s*\(|`|\bqx|Runtime\.getRuntime|\bshell_exec|\bpassthru").unwrap_or_else(|_| never())
 });
 static DELETE_API: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"rmtree|remove_tree|rmSync|rm_rf|rimraf|\brmdir|\bunlink|os\.remove|fs\.rm\b|FileUtils\.rm|\bremove\s*\(|Remove-Item").unwrap_or_else(|_| never())
+    Regex::new(r"removeSync|Deno\.remove|remove_dir_all|rmdirSync|rmtree|remove_tree|rmSync|rm_rf|rimraf|\brmdir|\bunlink|os\.remove|fs\.rm\b|FileUtils\.rm|\bremove\s*\(|Remove-Item").unwrap_or_else(|_| never())
 });
 static WRITE_API: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"open\s*\([^)]*['"][wa]|write|appendFile|>>|\bprint\s*\{|File\.open"#)
@@ -776,10 +1112,25 @@ static NETWORK_API: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"urlopen|urllib|requests\.|http\.get|https\.get|\bfetch\s*\(|Net::HTTP|LWP|open-uri|curl|wget").unwrap_or_else(|_| never())
 });
 static EXEC_API: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\bexec\s*\(|\beval\s*\(|\bsystem\s*\(|Function\s*\(").unwrap_or_else(|_| never())
+    Regex::new(r"\bexec\s*\(|\beval\s*\(|then\(\s*eval\s*\)|\bsystem\s*\(|Function\s*\(")
+        .unwrap_or_else(|_| never())
+});
+static SPAWN_LOOP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(while|until)\s+(true|:|\[\s*1\s*\]|false)\s*;?\s*do\b[^;]*&\s*(;\s*)?done")
+        .unwrap_or_else(|_| never())
+});
+static CHMOD_777: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"chmod\w*\s*\([^)]*0o?777").unwrap_or_else(|_| never()));
+static FORK_LOOP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"fork\s*(\(\s*\))?\s*while|while[^\n]{0,40}fork\s*\(|for[^\n]{0,40}:\s*os\.fork")
+        .unwrap_or_else(|_| never())
+});
+static KILL_ALL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"kill\s*\(\s*-?1\s*,|kill\s+-?9?\s*,?\s*-1\b|process\.kill\s*\(\s*-?1\b")
+        .unwrap_or_else(|_| never())
 });
 static HOME_API: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"expanduser|Path\.home|os\.homedir|ENV\[.HOME.\]|environ\[.HOME.\]")
+    Regex::new(r"expanduser|Path\.home|os\.homedir|homedir\(|process\.env\.HOME|ENV\{.?HOME.?\}|Dir\.home|ENV\[.HOME.\]|environ\[.HOME.\]|getenv\(.HOME.\)")
         .unwrap_or_else(|_| never())
 });
 static LITERAL: LazyLock<Regex> = LazyLock::new(|| {
@@ -790,6 +1141,10 @@ static LITERAL: LazyLock<Regex> = LazyLock::new(|| {
 /// constant patterns above fails to compile (they are covered by tests).
 fn never() -> Regex {
     Regex::new(r"[^\s\S]").unwrap_or_else(|_| unreachable!("constant regex"))
+}
+
+fn writes_in(code: &str) -> bool {
+    WRITE_API.is_match(code)
 }
 
 fn string_literals(code: &str) -> Vec<String> {

@@ -125,7 +125,12 @@ impl Walker<'_> {
                         }
                         made
                     }
-                    None => Vec::new(),
+                    // `> ~/.bashrc` alone still writes its target.
+                    None => vec![self.push(Command {
+                        redirects,
+                        substituted,
+                        ..Command::default()
+                    })],
                 }
             }
             "pipeline" => {
@@ -408,9 +413,13 @@ impl Walker<'_> {
                         text: IFS.to_string(),
                         dynamic: false,
                     },
-                    // Known to the path rules, which expand it.
+                    // Known to the path rules, which expand them.
                     "HOME" => Word {
                         text: "$HOME".into(),
+                        dynamic: false,
+                    },
+                    "PWD" => Word {
+                        text: ".".into(),
                         dynamic: false,
                     },
                     _ => Word {

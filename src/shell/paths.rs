@@ -81,6 +81,9 @@ const SECRETS_IN_HOME: &[(&str, &str)] = &[
     (".config/gh/hosts.yml", "GitHub CLI token"),
     (".vault-token", "Vault token"),
     (".bash_history", "shell history"),
+    (".pgpass", "PostgreSQL passwords"),
+    (".my.cnf", "MySQL passwords"),
+    (".config/rclone", "rclone credentials"),
     (".zsh_history", "shell history"),
 ];
 
@@ -89,6 +92,7 @@ const SECRETS_ABSOLUTE: &[(&str, &str)] = &[
     ("/etc/gshadow", "password hashes"),
     ("/etc/sudoers", "sudo rules"),
     ("/etc/ssl/private", "TLS private keys"),
+    ("/etc/ssh/ssh_host_", "the machine's SSH host keys"),
 ];
 
 const PERSISTENCE_IN_HOME: &[(&str, &str)] = &[
@@ -133,6 +137,21 @@ impl PathEnv {
             .or_else(|| word.strip_prefix("$HOME/"))
         {
             home?.join(rest)
+        } else if word == "~+" || word.starts_with("~+/") {
+            cwd?.join(word.trim_start_matches("~+").trim_start_matches('/'))
+        } else if word == "~-" || word.starts_with("~-/") {
+            return None; // the previous directory: unknown here
+        } else if let Some(user) = word.strip_prefix('~') {
+            // `~name`: another user's home, next to ours (or /root).
+            let (name, rest) = user.split_once('/').unwrap_or((user, ""));
+            let base = if name == "root" {
+                PathBuf::from("/root")
+            } else {
+                home.and_then(Path::parent)
+                    .unwrap_or(Path::new("/home"))
+                    .join(name)
+            };
+            base.join(rest)
         } else if word.starts_with('/') {
             PathBuf::from(word)
         } else {
@@ -146,9 +165,7 @@ impl PathEnv {
         if HARMLESS.contains(&s.as_ref()) || s.starts_with("/dev/fd/") {
             return Place::Harmless;
         }
-        if let Some(home) = &self.home
-            && let Ok(rel) = path.strip_prefix(home)
-        {
+        if let Some(rel) = self.home_relative(path) {
             if let Some((_, why)) = PERSISTENCE_IN_HOME.iter().find(|(p, _)| rel.starts_with(p)) {
                 return Place::Persistence(why);
             }
@@ -170,7 +187,7 @@ impl PathEnv {
         if let Some((_, why)) = PERSISTENCE_ABSOLUTE.iter().find(|(p, _)| s.starts_with(p)) {
             return Place::Persistence(why);
         }
-        if let Some((_, why)) = SECRETS_ABSOLUTE.iter().find(|(p, _)| path.starts_with(p)) {
+        if let Some((_, why)) = SECRETS_ABSOLUTE.iter().find(|(p, _)| s.starts_with(p)) {
             return Place::Secret(why);
         }
         if path == Path::new("/") {
@@ -178,6 +195,9 @@ impl PathEnv {
         }
         if self.home.as_deref() == Some(path) {
             return Place::Ancestor("the home directory");
+        }
+        if self.home.as_deref().is_some_and(|h| h.starts_with(path)) {
+            return Place::Ancestor("a directory containing the home directory");
         }
         if path == self.workspace {
             return Place::Ancestor("the whole project directory");
@@ -197,6 +217,30 @@ impl PathEnv {
             return Place::System;
         }
         Place::Outside
+    }
+}
+
+impl PathEnv {
+    /// The part of `path` below a home directory: ours, root's, or any
+    /// user's under the directory that holds ours (`/home/*`).
+    fn home_relative<'p>(&self, path: &'p Path) -> Option<&'p Path> {
+        if let Some(h) = &self.home
+            && let Ok(rel) = path.strip_prefix(h)
+        {
+            return Some(rel);
+        }
+        if let Ok(rel) = path.strip_prefix("/root") {
+            return Some(rel);
+        }
+        let homes = self
+            .home
+            .as_deref()
+            .and_then(Path::parent)
+            .unwrap_or(Path::new("/home"));
+        let rel = path.strip_prefix(homes).ok()?;
+        let mut parts = rel.components();
+        parts.next()?;
+        Some(parts.as_path())
     }
 }
 

@@ -149,7 +149,16 @@ impl Ban {
             return false;
         }
         let mut rest = argv[1..].iter();
-        more.iter().all(|w| rest.any(|a| a == w))
+        // A short flag in the ban (`pacman -S`) also matches in a cluster (`-Syu`).
+        let fits = |w: &str, a: &str| {
+            a == w
+                || (w.len() == 2
+                    && w.starts_with('-')
+                    && a.starts_with('-')
+                    && !a.starts_with("--")
+                    && a[1..].contains(&w[1..]))
+        };
+        more.iter().all(|w| rest.any(|a| fits(w, a)))
     }
 }
 
@@ -193,6 +202,19 @@ pub const DEFAULT_BANNED: &[&str] = &[
     "zypper remove",
     "zypper rm",
     "pacman -S",
+    "pacman --sync",
+    "pacman --remove",
+    "pacman --upgrade",
+    "apt reinstall",
+    "apt-get reinstall",
+    "apt-get build-dep",
+    "yum groupinstall",
+    "yum reinstall",
+    "microdnf install",
+    "nala install",
+    "nala remove",
+    "xbps-install",
+    "xbps-remove",
     "pacman -R",
     "pacman -U",
     "pacman -Syu",

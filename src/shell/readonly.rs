@@ -118,6 +118,26 @@ const ALWAYS: &[&str] = &[
     "expr",
     "yes",
     "tldr",
+    // Shell builtins that only change the shell's own state.
+    "set",
+    "shopt",
+    "local",
+    "declare",
+    "typeset",
+    "export",
+    "read",
+    "readonly",
+    "alias",
+    "unalias",
+    "let",
+    ":",
+    "break",
+    "continue",
+    "return",
+    "exit",
+    "shift",
+    "getopts",
+    "hash",
 ];
 
 /// Read-only git subcommands.
@@ -204,6 +224,22 @@ pub fn is_read_only(name: &str, args: &[&str]) -> bool {
         }),
         "yq" => !args.iter().any(|a| *a == "-i" || *a == "--inplace"),
         "git" => git_read_only(args),
+        "tar" => {
+            args.contains(&"--list")
+                || args.first().is_some_and(|a| {
+                    !a.starts_with("--")
+                        && a.contains('t')
+                        && !a.contains('x')
+                        && !a.contains('c')
+                        && !a.contains('r')
+                        && !a.contains('u')
+                })
+        }
+        "unzip" => args.contains(&"-l") || args.contains(&"-Z") || args.contains(&"-v"),
+        "pip" | "pip3" => matches!(
+            args.first(),
+            Some(&("list" | "show" | "freeze" | "--version"))
+        ),
         "cargo" => matches!(
             args.first(),
             Some(
@@ -323,6 +359,7 @@ fn git_read_only(args: &[&str]) -> bool {
             .any(|a| matches!(*a, "--get" | "--get-all" | "--list" | "-l" | "--get-regexp")),
         "stash" => matches!(rest.first(), Some(&("list" | "show"))),
         "worktree" => matches!(rest.first(), Some(&"list")),
+        "submodule" => matches!(rest.first(), Some(&("status" | "summary"))) || rest.is_empty(),
         "reflog" => rest.is_empty() || matches!(rest.first(), Some(&"show")),
         _ => false,
     }

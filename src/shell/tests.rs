@@ -425,3 +425,51 @@ fn bans_see_through_wrappers_and_nesting() {
     assert_eq!(ban("apt list --installed"), None);
     assert_eq!(ban("echo sudo"), None);
 }
+
+/// A labelled corpus of 860 ordinary and adversarial commands (from a
+/// red-team pass), run through the analysis as the gate would use it.
+#[test]
+fn labelled_corpus() {
+    let env = PathEnv {
+        workspace: PathBuf::from("/tmp/probe-ws"),
+        home: Some(PathBuf::from("/home/u")),
+    };
+    let bans: Vec<Ban> = DEFAULT_BANNED.iter().map(|b| Ban::parse(b)).collect();
+    let mut wrong = Vec::new();
+    for line in include_str!("testdata/corpus.tsv")
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+    {
+        let mut cols = line.splitn(3, '\t');
+        let (Some(want), Some(category), Some(cmd)) = (cols.next(), cols.next(), cols.next())
+        else {
+            continue;
+        };
+        let cmd = cmd.replace("\\n", "\n").replace("\\\\", "\\");
+        let a = analyze(&cmd, &env, &bans);
+        let high = a.risk.level == Risk::High;
+        let banned = a.banned.is_some();
+        let allowed = a.read_only && !banned;
+        let ok = match want {
+            "H" => high,
+            "HD" => high && banned,
+            "N" => !high,
+            "A" => allowed,
+            "D" => banned,
+            "M" => a.risk.level >= Risk::Medium && !allowed,
+            _ => true,
+        };
+        if !ok {
+            wrong.push(format!(
+                "[{category}] want {want}: {cmd:?} -> {} ({}), read_only={}, banned={banned}",
+                a.risk.level, a.risk.reason, a.read_only
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} misjudged:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
