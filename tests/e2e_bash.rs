@@ -172,8 +172,26 @@ fn sandbox_refuses_writes_outside_and_says_so() {
         return;
     }
     let p = Project::new();
-    // A home outside the temp directory, so `~` is not writable by the sandbox.
-    let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // A home outside every temp directory (the checkout may itself be in
+    // /tmp), so `~` is not writable by the sandbox.
+    let temps = [
+        std::path::PathBuf::from("/tmp"),
+        std::path::PathBuf::from("/var/tmp"),
+        std::env::temp_dir(),
+    ];
+    let Some(home) = [
+        std::env::var_os("HOME").map(std::path::PathBuf::from),
+        Some("/root".into()),
+        Some("/var/lib".into()),
+        Some("/opt".into()),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|c| !temps.iter().any(|t| c.starts_with(t)))
+    .find_map(|c| tempfile::tempdir_in(c).ok()) else {
+        eprintln!("skipped: no writable directory outside the temp directories");
+        return;
+    };
     let mock = MockLlm::start(vec![
         Step::Reply(Reply::tools(vec![
             call("a", "bash", json!({"command": "touch ~/x"})),

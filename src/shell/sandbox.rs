@@ -196,13 +196,33 @@ impl Sandbox {
 mod tests {
     use super::*;
 
+    /// A scratch directory the sandbox does not allow: not under any temp
+    /// directory (the checkout itself may be in /tmp).
+    fn scratch_outside_temp() -> Option<tempfile::TempDir> {
+        let temps = Sandbox::temp_dirs();
+        let candidates = [
+            std::env::var_os("HOME").map(std::path::PathBuf::from),
+            Some("/root".into()),
+            Some("/var/lib".into()),
+            Some("/opt".into()),
+        ];
+        candidates
+            .into_iter()
+            .flatten()
+            .filter(|c| !temps.iter().any(|t| c.starts_with(t)))
+            .find_map(|c| tempfile::tempdir_in(c).ok())
+    }
+
     #[tokio::test]
     async fn refuses_writes_outside_the_writable_roots() {
         if !Sandbox::supported() {
             return;
         }
         let ws = tempfile::tempdir().unwrap();
-        let outside = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let Some(outside) = scratch_outside_temp() else {
+            eprintln!("skipped: no writable directory outside the temp directories");
+            return;
+        };
         let sb = Sandbox::new(SandboxMode::WorkspaceWrite, ws.path(), None, &[]);
         let target = outside.path().join("x");
         let mut cmd = tokio::process::Command::new("touch");
