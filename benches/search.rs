@@ -86,7 +86,7 @@ fn time_tool(
     let times = (0..RUNS)
         .map(|_| {
             let t = Instant::now();
-            let r = rt.block_on(surface.call(&call));
+            let r = rt.block_on(surface.call(&call, &Default::default()));
             let elapsed = t.elapsed();
             assert!(!r.is_error, "{}", r.content);
             last = r.content;

@@ -52,7 +52,7 @@ fn call(
         arguments: args.to_string(),
     };
     let t = Instant::now();
-    let r = rt.block_on(s.call(&c));
+    let r = rt.block_on(s.call(&c, &Default::default()));
     let d = t.elapsed();
     assert!(!r.is_error, "{}", r.content);
     (d, r.content)

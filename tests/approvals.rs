@@ -75,11 +75,12 @@ impl Fixture {
             .enable_all()
             .build()
             .unwrap();
-        rt.block_on(self.surface.call(&ToolCall {
+        let call = ToolCall {
             id: "c".into(),
             name: name.into(),
             arguments: args.to_string(),
-        }))
+        };
+        rt.block_on(self.surface.call(&call, &Default::default()))
     }
 
     fn asked(&self) -> Vec<ApprovalRequest> {

@@ -40,12 +40,16 @@ pub enum AgentEvent {
         id: String,
         name: String,
         arguments: String,
+        /// One line for a person: the file, the pattern, the command.
+        summary: String,
     },
     ToolResult {
         id: String,
         name: String,
         content: String,
         is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        diff: Option<String>,
     },
     Usage {
         step: Usage,
@@ -193,7 +197,7 @@ impl Session {
             if calls.is_empty() {
                 return Ok(text);
             }
-            let results = self.run_calls(&calls, on_event).await;
+            let results = self.run_calls(&calls, on_event, cancel).await;
             let mut repeated = None;
             for (call, result) in calls.iter().zip(&results) {
                 let n = repeats.entry(fingerprint(call, result)).or_insert(0);
@@ -224,7 +228,12 @@ impl Session {
 
     /// Runs calls in the model's order: each run of consecutive read-only
     /// calls concurrently, every other call alone. Results keep call order.
-    async fn run_calls(&mut self, calls: &[ToolCall], on_event: EventSink<'_>) -> Vec<ToolResult> {
+    async fn run_calls(
+        &mut self,
+        calls: &[ToolCall],
+        on_event: EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Vec<ToolResult> {
         let mut results = Vec::with_capacity(calls.len());
         let mut i = 0;
         while i < calls.len() {
@@ -240,16 +249,18 @@ impl Session {
                     id: c.id.clone(),
                     name: c.name.clone(),
                     arguments: c.arguments.clone(),
+                    summary: self.surface.summary(c),
                 });
             }
             let surface = &self.surface;
-            let done = join_all(batch.iter().map(|c| surface.call(c))).await;
+            let done = join_all(batch.iter().map(|c| surface.call(c, cancel))).await;
             for (c, r) in batch.iter().zip(done) {
                 on_event(AgentEvent::ToolResult {
                     id: c.id.clone(),
                     name: c.name.clone(),
                     content: r.content.clone(),
                     is_error: r.is_error,
+                    diff: r.diff.clone(),
                 });
                 results.push(r);
             }

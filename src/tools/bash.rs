@@ -71,6 +71,10 @@ impl Tool for Bash {
         Vec::new()
     }
 
+    fn summary(args: &BashArgs) -> String {
+        args.command.clone()
+    }
+
     fn facts(&self, args: &BashArgs, ctx: &ToolContext) -> Result<CallFacts, ToolError> {
         let analysis = crate::shell::analyze(&args.command, &ctx.workspace.path_env(), &ctx.banned);
         let mut prefixes: Vec<String> = Vec::new();

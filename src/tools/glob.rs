@@ -44,6 +44,10 @@ impl Tool for Glob {
         args.path.as_deref().into_iter().collect()
     }
 
+    fn summary(args: &GlobArgs) -> String {
+        args.pattern.clone()
+    }
+
     async fn run(&self, args: GlobArgs, ctx: &ToolContext) -> Result<String, ToolError> {
         let ctx = ctx.clone();
         blocking(move || glob(&args, &ctx)).await

@@ -53,6 +53,13 @@ impl Tool for Grep {
         args.path.as_deref().into_iter().collect()
     }
 
+    fn summary(args: &GrepArgs) -> String {
+        match &args.path {
+            Some(p) => format!("{} in {p}", args.pattern),
+            None => args.pattern.clone(),
+        }
+    }
+
     async fn run(&self, args: GrepArgs, ctx: &ToolContext) -> Result<String, ToolError> {
         let ctx = ctx.clone();
         blocking(move || grep(&args, &ctx)).await

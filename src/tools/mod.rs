@@ -119,6 +119,10 @@ pub trait Tool: Send + Sync + 'static {
     fn effect(&self) -> Effect;
     /// Paths this call reads or writes, as the model gave them.
     fn paths(args: &Self::Args) -> Vec<&str>;
+    /// One line for a person: the file, the pattern, the command.
+    fn summary(args: &Self::Args) -> String {
+        Self::paths(args).join(", ")
+    }
     /// What the permission gate needs to know about a call. The default
     /// suits tools that only read: no approval inside the workspace.
     /// An `Err` here is the call's result, before anyone is asked (an

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::{
     Effect, Tool, ToolContext, ToolError, bash, edit, glob, grep, jobs, ls, multiedit, schema,
@@ -33,6 +34,8 @@ pub struct ToolResult {
     pub call_id: String,
     pub content: String,
     pub is_error: bool,
+    /// The unified diff of a file change that happened, for front ends.
+    pub diff: Option<String>,
 }
 
 /// Object-safe face of a [`Tool`].
@@ -46,6 +49,7 @@ trait DynTool: Send + Sync {
 trait PreparedCall: Send {
     fn facts(&self, ctx: &ToolContext) -> Result<CallFacts, ToolError>;
     fn run(self: Box<Self>, ctx: ToolContext) -> BoxFuture<'static, Result<String, ToolError>>;
+    fn summary(&self) -> String;
 }
 
 struct Prepared<T: Tool> {
@@ -84,6 +88,10 @@ impl<T: Tool> PreparedCall for Prepared<T> {
 
     fn run(self: Box<Self>, ctx: ToolContext) -> BoxFuture<'static, Result<String, ToolError>> {
         Box::pin(async move { self.tool.run(self.args, &ctx).await })
+    }
+
+    fn summary(&self) -> String {
+        T::summary(&self.args)
     }
 }
 
@@ -161,8 +169,13 @@ impl Surface {
             .is_none_or(|t| t.effect() == Effect::Read)
     }
 
-    pub async fn call(&self, call: &ToolCall) -> ToolResult {
-        let outcome = AssertUnwindSafe(self.dispatch(call))
+    /// Runs one call through every step. `cancel` is the turn's token:
+    /// cancelling it unblocks a waiting approval (as denied) and stops the
+    /// tool.
+    pub async fn call(&self, call: &ToolCall, cancel: &CancellationToken) -> ToolResult {
+        let mut ctx = self.ctx.clone();
+        ctx.cancel = cancel.clone();
+        let outcome = AssertUnwindSafe(self.dispatch(call, ctx))
             .catch_unwind()
             .await
             .unwrap_or_else(|panic| {
@@ -176,30 +189,54 @@ impl Surface {
                     call.name
                 )))
             });
-        let (content, is_error) = match outcome {
-            Ok(text) => (text, false),
-            Err(e) => (e.0, true),
+        let (content, is_error, diff) = match outcome {
+            Ok((text, diff)) => (text, false, diff),
+            Err(e) => (e.0, true, None),
         };
         ToolResult {
             call_id: call.id.clone(),
             content,
             is_error,
+            diff,
         }
     }
 
-    async fn dispatch(&self, call: &ToolCall) -> Result<String, ToolError> {
+    /// A one-line human summary of a call (the file, the pattern, the
+    /// command), for front ends; the raw arguments when they do not parse.
+    pub fn summary(&self, call: &ToolCall) -> String {
+        let prepared = self
+            .lookup(&call.name)
+            .ok()
+            .and_then(|t| {
+                parse_arguments(&call.name, &call.arguments)
+                    .ok()
+                    .map(|a| (t, a))
+            })
+            .and_then(|(t, a)| Arc::clone(t).prepare(a).ok());
+        match prepared {
+            Some(p) => p.summary(),
+            None => crate::tools::cut_line(&call.arguments, 120),
+        }
+    }
+
+    async fn dispatch(
+        &self,
+        call: &ToolCall,
+        ctx: ToolContext,
+    ) -> Result<(String, Option<String>), ToolError> {
         let tool = self.lookup(&call.name)?;
         let args = parse_arguments(&call.name, &call.arguments)?;
         let prepared = Arc::clone(tool).prepare(args)?;
-        let facts = prepared.facts(&self.ctx)?;
+        let facts = prepared.facts(&ctx)?;
         self.gate
-            .check(&facts, &call.id, &self.ctx.cancel)
+            .check(&facts, &call.id, &ctx.cancel)
             .await
             .map_err(|d| ToolError(d.0))?;
-        if self.ctx.cancel.is_cancelled() {
-            return Err(ToolError::new("cancelled by the user before it ran"));
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::new("cancelled by the person before it ran"));
         }
-        prepared.run(self.ctx.clone()).await
+        let text = prepared.run(ctx).await?;
+        Ok((text, facts.diff))
     }
 }
 
