@@ -14,6 +14,10 @@ pub struct Cli {
     #[arg(short = 'p', long = "print", value_name = "PROMPT")]
     pub prompt: Option<String>,
 
+    /// Open the interactive interface and send this prompt first.
+    #[arg(value_name = "PROMPT")]
+    pub initial: Option<String>,
+
     /// Output of a headless run: the final text, one JSON object, or one JSON
     /// event per line as things happen.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]

@@ -15,3 +15,4 @@ pub mod permission;
 pub mod session;
 pub mod shell;
 pub mod tools;
+pub mod tui;

@@ -68,9 +68,9 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         };
     }
     let Some(prompt) = prompt else {
-        bail!(
-            "the interactive interface is not available in this build yet; run a task with `agent -p \"<your task>\"`"
-        );
+        let resolved = config.resolve_provider(&|name| std::env::var(name).ok())?;
+        let provider = llm::connect(&resolved, &config.llm)?;
+        return agent::tui::run(&config, provider, cli.initial.clone()).await;
     };
     let resolved = config.resolve_provider(&|name| std::env::var(name).ok())?;
     let provider = llm::connect(&resolved, &config.llm)?;
@@ -90,7 +90,7 @@ fn read_prompt(cli: &Cli) -> anyhow::Result<Option<String>> {
     let from_stdin = match cli.prompt.as_deref() {
         Some("-") => true,
         Some(p) => return non_empty(p.to_string()).map(Some),
-        None => !std::io::stdin().is_terminal(),
+        None => cli.initial.is_none() && !std::io::stdin().is_terminal(),
     };
     if !from_stdin {
         return Ok(None);

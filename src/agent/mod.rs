@@ -50,6 +50,8 @@ pub enum AgentEvent {
         is_error: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
         diff: Option<String>,
+        /// The gate refused it.
+        denied: bool,
     },
     Usage {
         step: Usage,
@@ -125,6 +127,10 @@ impl Session {
 
     pub fn tool_names(&self) -> Vec<&str> {
         self.tools.iter().map(|t| t.name.as_str()).collect()
+    }
+
+    pub fn surface(&self) -> &Arc<Surface> {
+        &self.surface
     }
 
     pub fn provider(&self) -> &dyn Provider {
@@ -261,6 +267,7 @@ impl Session {
                     content: r.content.clone(),
                     is_error: r.is_error,
                     diff: r.diff.clone(),
+                    denied: r.denied,
                 });
                 results.push(r);
             }

@@ -200,7 +200,7 @@ pub struct Gate {
     approver: Arc<dyn Approver>,
     /// One question at a time.
     turn: tokio::sync::Mutex<()>,
-    yolo: bool,
+    yolo: std::sync::atomic::AtomicBool,
     workspace: PathBuf,
     project_config: PathBuf,
 }
@@ -221,10 +221,15 @@ impl Gate {
             shared,
             approver,
             turn: tokio::sync::Mutex::new(()),
-            yolo: config.yolo,
+            yolo: std::sync::atomic::AtomicBool::new(config.yolo),
             workspace: config.workspace,
             project_config: config.project_config,
         }
+    }
+
+    /// `/yolo` in the TUI: allow every call no deny rule or ban stops.
+    pub fn set_yolo(&self, on: bool) {
+        self.yolo.store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Marks a call approved by a PreToolUse hook (step 5).
@@ -271,7 +276,7 @@ impl Gate {
                 false,
             );
         }
-        if self.yolo {
+        if self.yolo.load(std::sync::atomic::Ordering::Relaxed) {
             return j(
                 Decision::Allow,
                 "--yolo allows every call that no deny rule or ban stops".into(),

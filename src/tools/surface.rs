@@ -36,6 +36,20 @@ pub struct ToolResult {
     pub is_error: bool,
     /// The unified diff of a file change that happened, for front ends.
     pub diff: Option<String>,
+    /// The gate refused the call (a rule, a ban, or the person).
+    pub denied: bool,
+}
+
+/// Why a call produced no output: the gate refused it, or it failed.
+enum Refusal {
+    Denied(String),
+    Failed(ToolError),
+}
+
+impl From<ToolError> for Refusal {
+    fn from(e: ToolError) -> Refusal {
+        Refusal::Failed(e)
+    }
 }
 
 /// Object-safe face of a [`Tool`].
@@ -184,20 +198,22 @@ impl Surface {
                     .map(String::as_str)
                     .or_else(|| panic.downcast_ref::<&str>().copied())
                     .unwrap_or("unknown panic");
-                Err(ToolError::new(format!(
+                Err(Refusal::Failed(ToolError::new(format!(
                     "the `{}` tool crashed ({what}); this is a bug in agent. Try another way.",
                     call.name
-                )))
+                ))))
             });
-        let (content, is_error, diff) = match outcome {
-            Ok((text, diff)) => (text, false, diff),
-            Err(e) => (e.0, true, None),
+        let (content, is_error, diff, denied) = match outcome {
+            Ok((text, diff)) => (text, false, diff, false),
+            Err(Refusal::Denied(text)) => (text, true, None, true),
+            Err(Refusal::Failed(e)) => (e.0, true, None, false),
         };
         ToolResult {
             call_id: call.id.clone(),
             content,
             is_error,
             diff,
+            denied,
         }
     }
 
@@ -223,7 +239,7 @@ impl Surface {
         &self,
         call: &ToolCall,
         ctx: ToolContext,
-    ) -> Result<(String, Option<String>), ToolError> {
+    ) -> Result<(String, Option<String>), Refusal> {
         let tool = self.lookup(&call.name)?;
         let args = parse_arguments(&call.name, &call.arguments)?;
         let prepared = Arc::clone(tool).prepare(args)?;
@@ -231,9 +247,11 @@ impl Surface {
         self.gate
             .check(&facts, &call.id, &ctx.cancel)
             .await
-            .map_err(|d| ToolError(d.0))?;
+            .map_err(|d| Refusal::Denied(d.0))?;
         if ctx.cancel.is_cancelled() {
-            return Err(ToolError::new("cancelled by the person before it ran"));
+            return Err(Refusal::Denied(
+                "cancelled by the person before it ran".into(),
+            ));
         }
         let text = prepared.run(ctx).await?;
         Ok((text, facts.diff))

@@ -1,0 +1,509 @@
+//! The TUI's state and how it changes: agent events into cells, keys into
+//! edits, sends, scrolling and answers; drawing only what is visible.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::Instant;
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+use super::cells::{
+    AssistantCell, Cached, Cell, NoticeCell, Theme, ThinkingCell, ToolCell, ToolState, UserCell,
+};
+use super::composer::Composer;
+use super::dialog::{Dialog, Outcome};
+use crate::agent::AgentEvent;
+use crate::llm::Usage;
+use crate::permission::{ApprovalRequest, Responder};
+
+/// What reaches the UI from the agent side.
+pub enum UiEvent {
+    Agent(AgentEvent),
+    Approval(ApprovalRequest, Responder),
+    TurnDone(Result<(), String>),
+}
+
+/// What the UI asks of the agent side.
+#[derive(Debug, PartialEq)]
+pub enum Command {
+    Send(String),
+    Interrupt,
+    Clear,
+    SetYolo(bool),
+    Quit,
+}
+
+pub struct Status {
+    pub provider: String,
+    pub model: String,
+    pub yolo: bool,
+    pub sandbox: String,
+    pub cwd: String,
+}
+
+pub struct App {
+    cells: Vec<Cached>,
+    tools: HashMap<String, usize>,
+    pub composer: Composer,
+    dialog: Option<Dialog>,
+    approvals: VecDeque<(ApprovalRequest, Responder)>,
+    queued: VecDeque<String>,
+    pub status: Status,
+    usage: Usage,
+    working: Option<Instant>,
+    /// Lines scrolled up from the bottom; 0 follows new output.
+    scroll: usize,
+    ctrl_c: bool,
+    last_key: Option<Instant>,
+    pub theme: Theme,
+    pub commands: Vec<Command>,
+    pub quit: bool,
+}
+
+const HELP: &str = "Keys: Enter sends · Shift+Enter, Alt+Enter or Ctrl+J: new line · Up/Down: earlier prompts · Esc: interrupt the turn · Ctrl+C: clear, twice: quit · PgUp/PgDn, Home/End, mouse wheel: scroll · Ctrl+O: expand tool output\n\
+Approvals: y once · a for this session · p always (saved to .agent/config.toml) · n deny, then type a reason (Enter sends, Esc none)\n\
+Commands: /help · /clear (new conversation) · /yolo (toggle asking) · /quit";
+
+impl App {
+    pub fn new(status: Status, theme: Theme) -> App {
+        App {
+            cells: Vec::new(),
+            tools: HashMap::new(),
+            composer: Composer::default(),
+            dialog: None,
+            approvals: VecDeque::new(),
+            queued: VecDeque::new(),
+            status,
+            usage: Usage::default(),
+            working: None,
+            scroll: 0,
+            ctrl_c: false,
+            last_key: None,
+            theme,
+            commands: Vec::new(),
+            quit: false,
+        }
+    }
+
+    pub fn working(&self) -> bool {
+        self.working.is_some()
+    }
+
+    pub fn dialog_open(&self) -> bool {
+        self.dialog.is_some()
+    }
+
+    fn push(&mut self, cell: impl Cell + 'static) {
+        self.cells.push(Cached::new(Box::new(cell)));
+    }
+
+    pub fn notice(&mut self, text: &str, error: bool) {
+        self.push(NoticeCell {
+            text: text.to_string(),
+            error,
+        });
+    }
+
+    /// Sends a prompt now, or queues it behind the running turn.
+    pub fn submit(&mut self, text: String) {
+        if let Some(cmd) = text.trim().strip_prefix('/') {
+            self.slash(cmd.trim());
+            return;
+        }
+        if self.working.is_some() {
+            self.push(UserCell {
+                text: text.clone(),
+                queued: true,
+            });
+            self.queued.push_back(text);
+            return;
+        }
+        self.push(UserCell {
+            text: text.clone(),
+            queued: false,
+        });
+        self.working = Some(Instant::now());
+        self.scroll = 0;
+        self.commands.push(Command::Send(text));
+    }
+
+    fn slash(&mut self, cmd: &str) {
+        match cmd.split_whitespace().next().unwrap_or_default() {
+            "help" => self.notice(HELP, false),
+            "clear" => {
+                self.cells.clear();
+                self.tools.clear();
+                self.commands.push(Command::Clear);
+                self.notice("New conversation.", false);
+            }
+            "yolo" => {
+                self.status.yolo = !self.status.yolo;
+                self.commands.push(Command::SetYolo(self.status.yolo));
+                if self.status.yolo {
+                    self.notice("YOLO on: tool calls run without asking (deny rules and banned commands still apply; the sandbox stays on).", true);
+                } else {
+                    self.notice("YOLO off: side effects ask again.", false);
+                }
+            }
+            "quit" | "exit" => self.quit = true,
+            other => self.notice(&format!("unknown command /{other}; /help lists them"), true),
+        }
+    }
+
+    pub fn apply(&mut self, ev: UiEvent) {
+        match ev {
+            UiEvent::Agent(a) => self.agent_event(a),
+            UiEvent::Approval(req, responder) => {
+                if let Some(&i) = self.tools.get(&req.call_id) {
+                    self.set_tool_state(i, ToolState::WaitingApproval);
+                }
+                self.approvals.push_back((req, responder));
+                self.next_dialog();
+            }
+            UiEvent::TurnDone(result) => {
+                self.working = None;
+                // Questions of a finished turn can no longer be answered.
+                self.dialog = None;
+                self.approvals.clear();
+                let open: Vec<usize> = self.tools.values().copied().collect();
+                for i in open {
+                    if let Some(t) = self.tool_mut(i)
+                        && matches!(t.state, ToolState::Running(_) | ToolState::WaitingApproval)
+                    {
+                        t.state = ToolState::Failed;
+                    }
+                }
+                self.tools.clear();
+                if let Err(e) = result {
+                    self.notice(&e, true);
+                }
+                if let Some(next) = self.queued.pop_front() {
+                    self.working = Some(Instant::now());
+                    self.commands.push(Command::Send(next));
+                }
+            }
+        }
+    }
+
+    fn next_dialog(&mut self) {
+        if self.dialog.is_none()
+            && let Some((req, responder)) = self.approvals.pop_front()
+        {
+            self.dialog = Some(Dialog::new(req, responder, self.last_key));
+        }
+    }
+
+    fn tool_mut(&mut self, i: usize) -> Option<&mut ToolCell> {
+        let cell = self.cells.get_mut(i)?;
+        cell.invalidate();
+        // SAFETY-free downcast: tool cells are only created by `agent_event`,
+        // which records their index; the index map is cleared with the cells.
+        let any: &mut dyn Cell = cell.cell.as_mut();
+        (any as &mut dyn std::any::Any).downcast_mut::<ToolCell>()
+    }
+
+    fn set_tool_state(&mut self, i: usize, state: ToolState) {
+        if let Some(t) = self.tool_mut(i) {
+            t.state = state;
+        }
+    }
+
+    fn agent_event(&mut self, ev: AgentEvent) {
+        match ev {
+            AgentEvent::TextDelta { text } => {
+                let last = self.cells.len().checked_sub(1);
+                let appended = last.and_then(|i| {
+                    let c = self.cells.get_mut(i)?;
+                    let cell: &mut dyn Cell = c.cell.as_mut();
+                    let a = (cell as &mut dyn std::any::Any).downcast_mut::<AssistantCell>()?;
+                    a.text.push_str(&text);
+                    Some(i)
+                });
+                match appended {
+                    Some(i) => self.cells[i].invalidate(),
+                    None => self.push(AssistantCell { text }),
+                }
+            }
+            AgentEvent::ThinkingDelta { text } => {
+                let last = self.cells.len().checked_sub(1);
+                let appended = last.and_then(|i| {
+                    let c = self.cells.get_mut(i)?;
+                    let cell: &mut dyn Cell = c.cell.as_mut();
+                    let t = (cell as &mut dyn std::any::Any).downcast_mut::<ThinkingCell>()?;
+                    t.text.push_str(&text);
+                    Some(i)
+                });
+                match appended {
+                    Some(i) => self.cells[i].invalidate(),
+                    None => self.push(ThinkingCell { text }),
+                }
+            }
+            AgentEvent::Retrying {
+                attempt,
+                delay_ms,
+                reason,
+            } => self.notice(
+                &format!(
+                    "retrying (attempt {}) in {:.1}s: {reason}",
+                    attempt + 1,
+                    delay_ms as f64 / 1000.0
+                ),
+                false,
+            ),
+            AgentEvent::ToolCall {
+                id, name, summary, ..
+            } => {
+                self.push(ToolCell {
+                    name,
+                    summary,
+                    state: ToolState::Running(Instant::now()),
+                    output: String::new(),
+                    diff: None,
+                    expanded: false,
+                });
+                self.tools.insert(id, self.cells.len() - 1);
+            }
+            AgentEvent::ToolResult {
+                id,
+                content,
+                is_error,
+                diff,
+                denied,
+                ..
+            } => {
+                if let Some(&i) = self.tools.get(&id)
+                    && let Some(t) = self.tool_mut(i)
+                {
+                    t.state = if denied {
+                        ToolState::Denied
+                    } else if is_error {
+                        ToolState::Failed
+                    } else {
+                        ToolState::Done
+                    };
+                    t.output = content;
+                    t.diff = diff;
+                }
+            }
+            AgentEvent::Usage { total, .. } => self.usage = total,
+        }
+    }
+
+    pub fn on_event(&mut self, ev: Event, now: Instant) {
+        match ev {
+            Event::Key(k) if k.kind != KeyEventKind::Release => self.on_key(k, now),
+            Event::Paste(text) => {
+                // One edit, never a send, whatever it contains.
+                if let Some(d) = &mut self.dialog
+                    && let Some(reason) = &mut d.reason
+                {
+                    reason.push_str(&text.replace('\n', " "));
+                } else {
+                    self.composer
+                        .insert(&text.replace("\r\n", "\n").replace('\r', "\n"));
+                }
+                self.last_key = Some(now);
+            }
+            Event::Mouse(m) => match m.kind {
+                MouseEventKind::ScrollUp => self.scroll += 3,
+                MouseEventKind::ScrollDown => self.scroll = self.scroll.saturating_sub(3),
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+
+    fn on_key(&mut self, key: KeyEvent, now: Instant) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if key.code != KeyCode::Char('c') || !ctrl {
+            self.ctrl_c = false;
+        }
+        if key.code == KeyCode::Esc && self.dialog.as_ref().is_none_or(|d| d.reason.is_none()) {
+            if self.working.is_some() {
+                self.commands.push(Command::Interrupt);
+                self.notice("Interrupted.", false);
+            }
+            self.last_key = Some(now);
+            return;
+        }
+        if let Some(d) = &mut self.dialog {
+            if let Outcome::Closed = d.on_key(key, now) {
+                self.dialog = None;
+                self.next_dialog();
+            }
+            self.last_key = Some(now);
+            return;
+        }
+        self.last_key = Some(now);
+        match key.code {
+            KeyCode::Char('c') if ctrl => {
+                if self.ctrl_c {
+                    self.quit = true;
+                } else if self.composer.text.is_empty() {
+                    self.ctrl_c = true;
+                    self.notice("Press Ctrl+C again to quit.", false);
+                } else {
+                    self.composer.clear();
+                    self.ctrl_c = true;
+                }
+            }
+            KeyCode::Char('o') if ctrl => {
+                let expand = !self.cells.iter().any(|c| {
+                    let cell: &dyn Cell = c.cell.as_ref();
+                    (cell as &dyn std::any::Any)
+                        .downcast_ref::<ToolCell>()
+                        .is_some_and(|t| t.expanded)
+                });
+                for i in 0..self.cells.len() {
+                    if let Some(t) = self.tool_mut(i) {
+                        t.expanded = expand;
+                    }
+                }
+            }
+            KeyCode::Char('j') if ctrl => self.composer.insert("\n"),
+            KeyCode::Enter
+                if key
+                    .modifiers
+                    .intersects(KeyModifiers::SHIFT | KeyModifiers::ALT) =>
+            {
+                self.composer.insert("\n")
+            }
+            KeyCode::Enter => {
+                let text = self.composer.take();
+                if !text.trim().is_empty() {
+                    self.submit(text);
+                }
+            }
+            KeyCode::Char(c) => {
+                let mut buf = [0u8; 4];
+                self.composer.insert(c.encode_utf8(&mut buf));
+            }
+            KeyCode::Backspace => self.composer.backspace(),
+            KeyCode::Delete => self.composer.delete(),
+            KeyCode::Left => self.composer.left(),
+            KeyCode::Right => self.composer.right(),
+            KeyCode::Up if !self.composer.recall_older() => self.scroll += 1,
+            KeyCode::Down if !self.composer.recall_newer() => {
+                self.scroll = self.scroll.saturating_sub(1)
+            }
+            KeyCode::PageUp => self.scroll += 10,
+            KeyCode::PageDown => self.scroll = self.scroll.saturating_sub(10),
+            KeyCode::Home if self.composer.text.is_empty() => self.scroll = usize::MAX / 2,
+            KeyCode::End if self.composer.text.is_empty() => self.scroll = 0,
+            KeyCode::Home => self.composer.home(),
+            KeyCode::End => self.composer.end(),
+            _ => {}
+        }
+    }
+
+    pub fn draw(&mut self, f: &mut Frame<'_>, now: Instant) {
+        let area = f.area();
+        let composer_height = (self.composer.lines().len() as u16).clamp(1, 8) + 2;
+        let [transcript, input, status] = Layout::vertical([
+            Constraint::Min(1),
+            Constraint::Length(composer_height),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+        self.draw_transcript(f, transcript);
+        let title = if self.working.is_some() {
+            " working — Esc interrupts; messages you send now are queued "
+        } else {
+            " message — Enter sends, /help "
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(self.theme.fg(Color::DarkGray))
+            .title(Span::styled(title, self.theme.fg(Color::DarkGray)));
+        let (row, col) = self.composer.cursor_position();
+        let visible_rows = composer_height.saturating_sub(2) as usize;
+        let top = row.saturating_sub(visible_rows.saturating_sub(1));
+        f.render_widget(
+            Paragraph::new(self.composer.lines())
+                .block(block)
+                .scroll((top as u16, 0)),
+            input,
+        );
+        if self.dialog.is_none() {
+            f.set_cursor_position((input.x + 1 + col as u16, input.y + 1 + (row - top) as u16));
+        }
+        f.render_widget(Paragraph::new(self.status_line(now)), status);
+        if let Some(d) = &self.dialog {
+            d.draw(f, transcript, &self.theme, self.approvals.len(), now);
+        }
+    }
+
+    /// Renders only the cells that are visible, from the bottom up.
+    fn draw_transcript(&mut self, f: &mut Frame<'_>, area: Rect) {
+        let width = area.width;
+        let height = area.height as usize;
+        let mut lines: Vec<Line<'static>> = Vec::new();
+        let needed = height + self.scroll;
+        for cell in self.cells.iter().rev() {
+            let cl = cell.lines(width, &self.theme);
+            let mut block: Vec<Line<'static>> = cl.clone();
+            block.extend(lines);
+            lines = block;
+            if lines.len() >= needed {
+                break;
+            }
+        }
+        let max_scroll = lines.len().saturating_sub(height);
+        self.scroll = self.scroll.min(max_scroll);
+        let end = lines.len() - self.scroll;
+        let start = end.saturating_sub(height);
+        let visible: Vec<Line<'static>> = lines[start..end].to_vec();
+        f.render_widget(Paragraph::new(visible), area);
+    }
+
+    fn status_line(&self, now: Instant) -> Line<'static> {
+        let t = &self.theme;
+        let k = |n: u64| {
+            if n >= 10_000 {
+                format!("{:.1}k", n as f64 / 1000.0)
+            } else {
+                n.to_string()
+            }
+        };
+        let mut spans = vec![
+            Span::styled(
+                format!(" {} · {} ", self.status.provider, self.status.model),
+                Style::default().add_modifier(Modifier::BOLD),
+            ),
+            Span::raw(format!(
+                "↑{} ↓{} ",
+                k(self.usage.input_tokens
+                    + self.usage.cache_read_tokens
+                    + self.usage.cache_write_tokens),
+                k(self.usage.output_tokens)
+            )),
+        ];
+        if self.status.yolo {
+            spans.push(Span::styled(
+                " YOLO ",
+                t.fg(Color::Red)
+                    .add_modifier(Modifier::BOLD | Modifier::REVERSED),
+            ));
+            spans.push(Span::raw(" "));
+        }
+        spans.push(Span::styled(
+            format!("sandbox: {} · {} ", self.status.sandbox, self.status.cwd),
+            t.fg(Color::DarkGray),
+        ));
+        match self.working {
+            Some(since) => spans.push(Span::styled(
+                format!("· working {}s", now.duration_since(since).as_secs()),
+                t.fg(Color::Blue),
+            )),
+            None => spans.push(Span::styled("· ready", t.fg(Color::Green))),
+        }
+        if !self.queued.is_empty() {
+            spans.push(Span::raw(format!(" · {} queued", self.queued.len())));
+        }
+        Line::from(spans)
+    }
+}

@@ -1,0 +1,283 @@
+//! Transcript entries. Each kind is its own type behind one [`Cell`]
+//! trait: it knows how to turn itself into lines at a width, and caches the
+//! result per width so a long transcript scrolls as fast as a short one.
+
+use std::cell::RefCell;
+use std::time::Instant;
+
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::{markdown, wrap::wrap};
+
+pub trait Cell: std::any::Any {
+    /// The cell's lines, wrapped to `width`.
+    fn lines(&self, width: u16, theme: &Theme) -> Vec<Line<'static>>;
+}
+
+/// Colours, or none (`NO_COLOR`).
+#[derive(Debug, Clone, Copy)]
+pub struct Theme {
+    pub colors: bool,
+}
+
+impl Theme {
+    pub fn fg(&self, c: Color) -> Style {
+        if self.colors {
+            Style::default().fg(c)
+        } else {
+            Style::default()
+        }
+    }
+}
+
+/// A cell plus its wrapped lines for the last width it was drawn at.
+pub struct Cached {
+    pub cell: Box<dyn Cell>,
+    cache: RefCell<Option<(u16, Vec<Line<'static>>)>>,
+}
+
+impl Cached {
+    pub fn new(cell: Box<dyn Cell>) -> Cached {
+        Cached {
+            cell,
+            cache: RefCell::new(None),
+        }
+    }
+
+    pub fn invalidate(&self) {
+        self.cache.replace(None);
+    }
+
+    pub fn lines(&self, width: u16, theme: &Theme) -> std::cell::Ref<'_, Vec<Line<'static>>> {
+        let stale = !matches!(&*self.cache.borrow(), Some((w, _)) if *w == width);
+        if stale {
+            let lines = self.cell.lines(width, theme);
+            self.cache.replace(Some((width, lines)));
+        }
+        std::cell::Ref::map(self.cache.borrow(), |c| {
+            c.as_ref()
+                .map(|(_, l)| l)
+                .unwrap_or_else(|| unreachable!("filled above"))
+        })
+    }
+}
+
+fn wrapped(lines: impl IntoIterator<Item = Line<'static>>, width: u16) -> Vec<Line<'static>> {
+    lines
+        .into_iter()
+        .flat_map(|l| wrap(&l, width as usize))
+        .collect()
+}
+
+/// Prefixes the first line with `first` and the rest with spaces of its width.
+fn gutter(lines: Vec<Line<'static>>, first: Span<'static>) -> Vec<Line<'static>> {
+    let pad = " ".repeat(unicode_width::UnicodeWidthStr::width(
+        first.content.as_ref(),
+    ));
+    lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut l)| {
+            l.spans.insert(
+                0,
+                if i == 0 {
+                    first.clone()
+                } else {
+                    Span::raw(pad.clone())
+                },
+            );
+            l
+        })
+        .collect()
+}
+
+pub struct UserCell {
+    pub text: String,
+    pub queued: bool,
+}
+
+impl Cell for UserCell {
+    fn lines(&self, width: u16, t: &Theme) -> Vec<Line<'static>> {
+        let style = t.fg(Color::Cyan).add_modifier(Modifier::BOLD);
+        let body = wrapped(
+            self.text
+                .lines()
+                .map(|l| Line::from(Span::styled(l.to_string(), style))),
+            width.saturating_sub(2),
+        );
+        let mut out = gutter(body, Span::styled("› ", style));
+        if self.queued {
+            out.push(Line::from(Span::styled(
+                "  (queued: sent when the current turn ends)",
+                t.fg(Color::DarkGray),
+            )));
+        }
+        out.push(Line::default());
+        out
+    }
+}
+
+pub struct AssistantCell {
+    pub text: String,
+}
+
+impl Cell for AssistantCell {
+    fn lines(&self, width: u16, t: &Theme) -> Vec<Line<'static>> {
+        let mut out = wrapped(
+            markdown::render(&self.text, t.colors),
+            width.saturating_sub(2),
+        );
+        out = gutter(out, Span::raw("  "));
+        out.push(Line::default());
+        out
+    }
+}
+
+pub struct ThinkingCell {
+    pub text: String,
+}
+
+impl Cell for ThinkingCell {
+    fn lines(&self, width: u16, t: &Theme) -> Vec<Line<'static>> {
+        let last = self
+            .text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or_default();
+        let style = t.fg(Color::DarkGray).add_modifier(Modifier::ITALIC);
+        wrapped(
+            [Line::from(Span::styled(
+                format!("  thinking: {last}"),
+                style,
+            ))],
+            width,
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolState {
+    WaitingApproval,
+    Running(Instant),
+    Done,
+    Failed,
+    Denied,
+}
+
+pub struct ToolCell {
+    pub name: String,
+    pub summary: String,
+    pub state: ToolState,
+    pub output: String,
+    pub diff: Option<String>,
+    pub expanded: bool,
+}
+
+/// Lines of output shown while a cell is collapsed.
+const PREVIEW_LINES: usize = 5;
+
+impl Cell for ToolCell {
+    fn lines(&self, width: u16, t: &Theme) -> Vec<Line<'static>> {
+        let (mark, color, state) = match &self.state {
+            ToolState::WaitingApproval => ("?", Color::Yellow, "waiting for approval".to_string()),
+            ToolState::Running(since) => (
+                "…",
+                Color::Blue,
+                format!("running {}s", since.elapsed().as_secs()),
+            ),
+            ToolState::Done => ("✓", Color::Green, String::new()),
+            ToolState::Failed => ("✗", Color::Red, "failed".into()),
+            ToolState::Denied => ("⊘", Color::Magenta, "denied".into()),
+        };
+        let mut head = vec![
+            Span::styled(format!("{mark} "), t.fg(color).add_modifier(Modifier::BOLD)),
+            Span::styled(
+                self.name.clone(),
+                Style::default().add_modifier(Modifier::BOLD),
+            ),
+            Span::raw(" "),
+            Span::raw(self.summary.lines().next().unwrap_or_default().to_string()),
+        ];
+        if !state.is_empty() {
+            head.push(Span::styled(format!("  ({state})"), t.fg(Color::DarkGray)));
+        }
+        let mut out = wrapped([Line::from(head)], width);
+        let body: Vec<Line<'static>> = match &self.diff {
+            Some(diff) => diff
+                .lines()
+                .filter(|l| !l.starts_with("---") && !l.starts_with("+++"))
+                .map(|l| {
+                    let style = match l.chars().next() {
+                        Some('+') => t.fg(Color::Green),
+                        Some('-') => t.fg(Color::Red),
+                        Some('@') => t.fg(Color::Cyan),
+                        _ => Style::default(),
+                    };
+                    Line::from(Span::styled(l.to_string(), style))
+                })
+                .collect(),
+            None => self
+                .output
+                .lines()
+                .map(|l| Line::from(Span::styled(l.to_string(), t.fg(Color::Gray))))
+                .collect(),
+        };
+        let total = body.len();
+        let shown: Vec<Line<'static>> = if self.expanded || total <= PREVIEW_LINES {
+            body
+        } else if self.diff.is_none() && self.name == "bash" {
+            // A command's end says the most; keep its tail.
+            body.into_iter().skip(total - PREVIEW_LINES).collect()
+        } else {
+            body.into_iter().take(PREVIEW_LINES).collect()
+        };
+        out.extend(
+            wrapped(shown, width.saturating_sub(4))
+                .into_iter()
+                .map(|mut l| {
+                    l.spans
+                        .insert(0, Span::styled("  │ ", t.fg(Color::DarkGray)));
+                    l
+                }),
+        );
+        if !self.expanded && total > PREVIEW_LINES {
+            out.push(Line::from(Span::styled(
+                format!(
+                    "    … {} more lines (Ctrl+O expands)",
+                    total - PREVIEW_LINES
+                ),
+                t.fg(Color::DarkGray),
+            )));
+        }
+        out
+    }
+}
+
+pub struct NoticeCell {
+    pub text: String,
+    pub error: bool,
+}
+
+impl Cell for NoticeCell {
+    fn lines(&self, width: u16, t: &Theme) -> Vec<Line<'static>> {
+        let style = if self.error {
+            t.fg(Color::Red).add_modifier(Modifier::BOLD)
+        } else {
+            t.fg(Color::DarkGray)
+        };
+        let mark = if self.error { "! " } else { "· " };
+        let mut out = gutter(
+            wrapped(
+                self.text
+                    .lines()
+                    .map(|l| Line::from(Span::styled(l.to_string(), style))),
+                width.saturating_sub(2),
+            ),
+            Span::styled(mark, style),
+        );
+        out.push(Line::default());
+        out
+    }
+}

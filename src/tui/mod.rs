@@ -1,0 +1,238 @@
+//! The full-screen interface (ratatui + crossterm). One front end over the
+//! agent: it talks to the session through events and commands, and answers
+//! approvals as the `Approver`; nothing in `agent/` depends on it.
+
+mod app;
+mod cells;
+mod composer;
+mod dialog;
+mod markdown;
+mod wrap;
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    EventStream,
+};
+use futures_util::StreamExt;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+pub use app::{App, Command, Status, UiEvent};
+pub use cells::Theme;
+
+use crate::agent::{Session, TurnError, system_prompt};
+use crate::config::Config;
+use crate::headless::new_surface;
+use crate::llm::Provider;
+use crate::permission::{ApprovalRequest, Approver, Responder};
+
+/// At most one frame per this long.
+const FRAME: Duration = Duration::from_millis(16);
+
+/// The TUI's approver: each question goes to the event loop as a dialog.
+/// If the UI is gone, the responder is dropped, which denies.
+struct TuiApprover {
+    tx: mpsc::UnboundedSender<UiEvent>,
+}
+
+impl Approver for TuiApprover {
+    fn request(&self, request: ApprovalRequest, responder: Responder) {
+        let _ = self.tx.send(UiEvent::Approval(request, responder));
+    }
+}
+
+/// Puts the terminal back however we leave: normal exit, error or panic.
+struct TerminalGuard;
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+fn restore() {
+    let _ = crossterm::execute!(
+        std::io::stdout(),
+        DisableBracketedPaste,
+        DisableMouseCapture
+    );
+    ratatui::restore();
+    let _ = std::io::stdout().flush();
+}
+
+pub async fn run(
+    config: &Config,
+    provider: Arc<dyn Provider>,
+    first: Option<String>,
+) -> anyhow::Result<u8> {
+    let (ui_tx, mut ui_rx) = mpsc::unbounded_channel::<UiEvent>();
+    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel::<Command>();
+    let (provider_id, model) = {
+        let (p, m) = provider.describe();
+        (p.to_string(), m.to_string())
+    };
+    let agent = tokio::spawn(agent_task(config.clone(), provider, ui_tx.clone(), cmd_rx));
+
+    let previous_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore();
+        previous_hook(info);
+    }));
+    let mut terminal = ratatui::init();
+    let _guard = TerminalGuard;
+    crossterm::execute!(std::io::stdout(), EnableBracketedPaste, EnableMouseCapture)?;
+
+    let home = std::env::var("HOME").unwrap_or_default();
+    let cwd = config.workspace.display().to_string();
+    let cwd = match cwd.strip_prefix(&home) {
+        Some(rest) if !home.is_empty() => format!("~{rest}"),
+        _ => cwd,
+    };
+    let status = Status {
+        provider: provider_id,
+        model,
+        yolo: config.yolo(),
+        sandbox: config.sandbox().mode.to_string(),
+        cwd,
+    };
+    let theme = Theme {
+        colors: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+    };
+    let mut app = App::new(status, theme);
+    if let Some(p) = first {
+        app.submit(p);
+    }
+    let mut events = EventStream::new();
+    let mut dirty = true;
+    let mut last_draw = Instant::now() - FRAME;
+    loop {
+        for c in app.commands.drain(..) {
+            let quit = c == Command::Quit;
+            let _ = cmd_tx.send(c);
+            if quit {
+                app.quit = true;
+            }
+        }
+        if app.quit {
+            break;
+        }
+        if dirty && last_draw.elapsed() >= FRAME {
+            terminal.draw(|f| app.draw(f, Instant::now()))?;
+            dirty = false;
+            last_draw = Instant::now();
+        }
+        let frame_wait = FRAME.saturating_sub(last_draw.elapsed());
+        // A clock only while something on screen changes with time.
+        let ticking = app.working() || app.dialog_open();
+        tokio::select! {
+            ev = events.next() => match ev {
+                Some(Ok(ev)) => { app.on_event(ev, Instant::now()); dirty = true; }
+                Some(Err(e)) => return Err(e.into()),
+                None => break,
+            },
+            ui = ui_rx.recv() => if let Some(ui) = ui { app.apply(ui); dirty = true; },
+            _ = tokio::time::sleep(frame_wait), if dirty => {}
+            _ = tokio::time::sleep(Duration::from_millis(250)), if ticking && !dirty => { dirty = true; }
+        }
+    }
+    let _ = cmd_tx.send(Command::Quit);
+    drop(terminal);
+    let _ = tokio::time::timeout(Duration::from_secs(3), agent).await;
+    Ok(0)
+}
+
+/// Owns the session: runs one turn at a time as the UI asks.
+async fn agent_task(
+    config: Config,
+    provider: Arc<dyn Provider>,
+    ui: mpsc::UnboundedSender<UiEvent>,
+    mut commands: mpsc::UnboundedReceiver<Command>,
+) {
+    let root_cancel = CancellationToken::new();
+    let approver = Arc::new(TuiApprover { tx: ui.clone() });
+    let new_session = |provider: Arc<dyn Provider>| {
+        let id = uuid::Uuid::new_v4().to_string();
+        let history = config.paths.data_dir.join("history").join(&id);
+        let surface = Arc::new(new_surface(
+            &config,
+            approver.clone(),
+            &root_cancel,
+            Some(history),
+        ));
+        Session::new(
+            id,
+            provider,
+            surface,
+            system_prompt(&config.workspace),
+            config.max_steps,
+        )
+    };
+    let mut session = new_session(provider.clone());
+    while let Some(cmd) = commands.recv().await {
+        match cmd {
+            Command::Send(prompt) => {
+                let turn = CancellationToken::new();
+                let tx = ui.clone();
+                let on_event = move |ev| {
+                    let _ = tx.send(UiEvent::Agent(ev));
+                };
+                let surface = Arc::clone(session.surface());
+                let result = {
+                    let run = session.run_turn(&prompt, &on_event, &turn);
+                    tokio::pin!(run);
+                    // Interrupts arrive while the turn runs.
+                    loop {
+                        tokio::select! {
+                            r = &mut run => break r,
+                            c = commands.recv() => match c {
+                                Some(Command::Interrupt) => turn.cancel(),
+                                Some(Command::SetYolo(on)) => surface.gate().set_yolo(on),
+                                Some(Command::Quit) | None => turn.cancel(),
+                                Some(_) => {}
+                            },
+                        }
+                    }
+                };
+                save(&config, &session);
+                let done = match result {
+                    Ok(_) | Err(TurnError::Cancelled) => Ok(()),
+                    Err(e) => Err(e.to_string()),
+                };
+                let _ = ui.send(UiEvent::TurnDone(done));
+            }
+            Command::Clear => {
+                save(&config, &session);
+                session = new_session(provider.clone());
+            }
+            Command::SetYolo(on) => session.surface().gate().set_yolo(on),
+            Command::Interrupt => {}
+            Command::Quit => break,
+        }
+    }
+    save(&config, &session);
+    root_cancel.cancel();
+}
+
+fn save(config: &Config, session: &Session) {
+    if session.messages().is_empty() {
+        return;
+    }
+    let (provider, model) = session.provider().describe();
+    let t = crate::session::Transcript {
+        id: &session.id,
+        provider,
+        model,
+        cwd: &config.workspace,
+        usage: session.usage(),
+        messages: session.messages(),
+    };
+    // The screen is not the place for this; the transcript is best effort.
+    let _ = crate::session::save(&config.paths.data_dir, &t);
+}
+
+#[cfg(test)]
+mod tests;

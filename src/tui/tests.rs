@@ -1,0 +1,349 @@
+//! Snapshots of what the TUI draws (ratatui's TestBackend + insta): every
+//! cell type, the approval dialog at each risk level, the status line, and
+//! narrow widths. Plus the dialog's key rules.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use tokio_util::sync::CancellationToken;
+
+use super::app::{App, Command, Status, UiEvent};
+use super::cells::Theme;
+use super::dialog::GRACE;
+use crate::agent::AgentEvent;
+use crate::llm::Usage;
+use crate::permission::{
+    Answer, ApprovalRequest, Approver, CallFacts, Gate, GateConfig, Responder, Risk,
+    RiskAssessment, RuleSet, Scope, Subjects,
+};
+
+fn app() -> App {
+    App::new(
+        Status {
+            provider: "anthropic".into(),
+            model: "claude-x".into(),
+            yolo: false,
+            sandbox: "workspace-write".into(),
+            cwd: "~/proj".into(),
+        },
+        Theme { colors: false },
+    )
+}
+
+fn screen(app: &mut App, width: u16, height: u16, now: Instant) -> String {
+    let mut t = Terminal::new(TestBackend::new(width, height)).unwrap();
+    t.draw(|f| app.draw(f, now)).unwrap();
+    t.backend().to_string()
+}
+
+fn ev(app: &mut App, e: AgentEvent) {
+    app.apply(UiEvent::Agent(e));
+}
+
+fn conversation() -> App {
+    let mut a = app();
+    a.submit("Fix the greeting and run the tests".into());
+    a.commands.clear();
+    ev(
+        &mut a,
+        AgentEvent::ThinkingDelta {
+            text: "The greeting is in src/main.rs.".into(),
+        },
+    );
+    ev(&mut a, AgentEvent::TextDelta { text: "I'll fix **the greeting** in `src/main.rs`:\n\n- edit the string\n- run the tests\n\n```rust\nfn main() {}\n```".into() });
+    ev(
+        &mut a,
+        AgentEvent::ToolCall {
+            id: "1".into(),
+            name: "edit".into(),
+            arguments: String::new(),
+            summary: "src/main.rs".into(),
+        },
+    );
+    ev(&mut a, AgentEvent::ToolResult {
+        id: "1".into(),
+        name: "edit".into(),
+        content: "Edited `src/main.rs`".into(),
+        is_error: false,
+        diff: Some("--- a/src/main.rs\n+++ b/src/main.rs\n@@ -1,3 +1,3 @@\n fn main() {\n-    println!(\"helo\");\n+    println!(\"hello\");\n }\n".into()),
+        denied: false,
+    });
+    ev(
+        &mut a,
+        AgentEvent::ToolCall {
+            id: "2".into(),
+            name: "bash".into(),
+            arguments: String::new(),
+            summary: "cargo test".into(),
+        },
+    );
+    ev(
+        &mut a,
+        AgentEvent::ToolResult {
+            id: "2".into(),
+            name: "bash".into(),
+            content: (1..=8)
+                .map(|i| format!("test t{i} ... ok\n"))
+                .collect::<String>()
+                + "[exit code 0]",
+            is_error: false,
+            diff: None,
+            denied: false,
+        },
+    );
+    ev(
+        &mut a,
+        AgentEvent::ToolCall {
+            id: "3".into(),
+            name: "bash".into(),
+            arguments: String::new(),
+            summary: "git push --force".into(),
+        },
+    );
+    ev(
+        &mut a,
+        AgentEvent::ToolResult {
+            id: "3".into(),
+            name: "bash".into(),
+            content: "The person denied this `bash` call.".into(),
+            is_error: true,
+            diff: None,
+            denied: true,
+        },
+    );
+    ev(
+        &mut a,
+        AgentEvent::ToolCall {
+            id: "4".into(),
+            name: "view".into(),
+            arguments: String::new(),
+            summary: "missing.rs".into(),
+        },
+    );
+    ev(
+        &mut a,
+        AgentEvent::ToolResult {
+            id: "4".into(),
+            name: "view".into(),
+            content: "file not found: `missing.rs`".into(),
+            is_error: true,
+            diff: None,
+            denied: false,
+        },
+    );
+    ev(
+        &mut a,
+        AgentEvent::Usage {
+            step: Usage::default(),
+            total: Usage {
+                input_tokens: 12_345,
+                output_tokens: 678,
+                ..Usage::default()
+            },
+        },
+    );
+    a.apply(UiEvent::TurnDone(Err("authentication failed (HTTP 401) at anthropic: check that ANTHROPIC_API_KEY holds a valid API key".into())));
+    a
+}
+
+#[test]
+fn transcript_of_every_cell_type() {
+    let mut a = conversation();
+    insta::assert_snapshot!("transcript_80", screen(&mut a, 80, 44, Instant::now()));
+}
+
+#[test]
+fn transcript_at_40_columns() {
+    let mut a = conversation();
+    insta::assert_snapshot!("transcript_40", screen(&mut a, 40, 40, Instant::now()));
+}
+
+#[test]
+fn status_line_with_yolo_and_queue() {
+    let mut a = app();
+    a.status.yolo = true;
+    a.submit("first".into());
+    a.submit("second, while working".into());
+    let s = screen(&mut a, 100, 8, Instant::now());
+    insta::assert_snapshot!("status_yolo", s);
+}
+
+#[derive(Default, Clone)]
+struct Capture(Arc<Mutex<Vec<(ApprovalRequest, Responder)>>>);
+
+impl Approver for Capture {
+    fn request(&self, r: ApprovalRequest, resp: Responder) {
+        self.0.lock().unwrap().push((r, resp));
+    }
+}
+
+/// A real request from a real gate, for the dialog.
+async fn request(
+    risk: Risk,
+    diff: Option<&str>,
+) -> (
+    ApprovalRequest,
+    Responder,
+    tokio::task::JoinHandle<Result<(), crate::permission::Denial>>,
+) {
+    let cap = Capture::default();
+    let gate = Arc::new(Gate::new(
+        GateConfig {
+            rules: RuleSet::default(),
+            yolo: false,
+            workspace: "/w".into(),
+            project_config: "/w/.agent/config.toml".into(),
+        },
+        Arc::new(cap.clone()),
+    ));
+    let (tool, description, scope) = match diff {
+        Some(_) => (
+            "edit",
+            "edit src/main.rs: replaced 1 occurrence (+1 −1 lines)".to_string(),
+            Scope::Paths {
+                tool: "edit".into(),
+                paths: vec!["/w/src/main.rs".into()],
+            },
+        ),
+        None => (
+            "bash",
+            "run `git commit -m wip`".to_string(),
+            Scope::Commands {
+                prefixes: vec!["git commit".into()],
+            },
+        ),
+    };
+    let facts = CallFacts {
+        tool: tool.into(),
+        description,
+        risk: RiskAssessment::new(
+            risk,
+            match risk {
+                Risk::Low => "runs `git commit`, which can change files",
+                Risk::Medium => "changes an existing file",
+                Risk::High => "force-push: rewrites remote history",
+            },
+        ),
+        scope,
+        needs_approval: true,
+        subjects: Subjects::None,
+        banned: None,
+        diff: diff.map(str::to_string),
+    };
+    let g = Arc::clone(&gate);
+    let task = tokio::spawn(async move { g.check(&facts, "c1", &CancellationToken::new()).await });
+    for _ in 0..200 {
+        if let Some((r, resp)) = cap.0.lock().unwrap().pop() {
+            return (r, resp, task);
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    panic!("no request");
+}
+
+const DIFF: &str = "--- a/src/main.rs\n+++ b/src/main.rs\n@@ -1,3 +1,3 @@\n fn main() {\n-    println!(\"helo\");\n+    println!(\"hello\");\n }\n";
+
+#[tokio::test]
+async fn dialog_at_each_risk_level() {
+    for (risk, diff, name) in [
+        (Risk::Low, None, "dialog_low"),
+        (Risk::Medium, Some(DIFF), "dialog_medium"),
+        (Risk::High, None, "dialog_high"),
+    ] {
+        let (r, resp, _task) = request(risk, diff).await;
+        let mut a = app();
+        a.apply(UiEvent::Approval(r, resp));
+        let armed = Instant::now() + GRACE * 2;
+        insta::assert_snapshot!(name, screen(&mut a, 90, 24, armed));
+    }
+}
+
+fn key(c: char) -> Event {
+    Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+}
+
+#[tokio::test]
+async fn keys_in_the_grace_period_or_a_typing_burst_approve_nothing() {
+    let (r, resp, task) = request(Risk::Low, None).await;
+    let mut a = app();
+    let start = Instant::now();
+    a.apply(UiEvent::Approval(r, resp));
+    // Typed at the moment the dialog opened: ignored.
+    a.on_event(key('y'), start);
+    // A burst that keeps going past the grace period: still ignored.
+    let mut t = start;
+    for _ in 0..10 {
+        t += Duration::from_millis(100);
+        a.on_event(key('y'), t);
+    }
+    assert!(a.dialog_open(), "a burst approved something");
+    assert!(!task.is_finished());
+    // A deliberate key after a pause answers.
+    a.on_event(key('y'), t + Duration::from_millis(400));
+    assert!(!a.dialog_open());
+    assert_eq!(task.await.unwrap(), Ok(()));
+}
+
+#[tokio::test]
+async fn high_risk_offers_no_session_answer_and_n_takes_a_reason() {
+    let (r, resp, task) = request(Risk::High, None).await;
+    let mut a = app();
+    let t = Instant::now() + GRACE * 2;
+    a.apply(UiEvent::Approval(r, resp));
+    a.on_event(key('a'), t);
+    assert!(a.dialog_open(), "`a` is not offered for HIGH");
+    let t = t + Duration::from_millis(500);
+    a.on_event(key('n'), t);
+    for c in "not today".chars() {
+        a.on_event(key(c), t);
+    }
+    a.on_event(
+        Event::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+        t,
+    );
+    let denial = task.await.unwrap().unwrap_err();
+    assert!(
+        denial.0.contains("Their reason: \"not today\""),
+        "{}",
+        denial.0
+    );
+}
+
+#[test]
+fn composer_keys_paste_queue_and_quit() {
+    let mut a = app();
+    let now = Instant::now();
+    a.on_event(Event::Paste("line one\nline two\n".into()), now);
+    assert_eq!(
+        a.composer.text, "line one\nline two\n",
+        "a paste is one edit and never sends"
+    );
+    assert!(a.commands.is_empty());
+    a.on_event(
+        Event::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT)),
+        now,
+    );
+    a.on_event(key('x'), now);
+    a.on_event(
+        Event::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+        now,
+    );
+    assert_eq!(
+        a.commands,
+        vec![Command::Send("line one\nline two\n\nx".into())]
+    );
+    a.on_event(
+        Event::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)),
+        now,
+    );
+    assert_eq!(a.commands.last(), Some(&Command::Interrupt));
+    let ctrl_c = Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    a.on_event(ctrl_c.clone(), now);
+    assert!(!a.quit);
+    a.on_event(ctrl_c, now);
+    assert!(a.quit);
+    let _ = Answer::AllowOnce;
+}
