@@ -53,6 +53,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
     };
     let overrides = flags.over(Overrides::from_env()?);
     let config = Config::load(Paths::from_env()?, &cwd, overrides)?;
+    agent::session::set_log_dir(&config.paths.data_dir);
     if let Some(Command::Permissions { action }) = &cli.command {
         return match action {
             PermissionsAction::Check { json, tool, args } => {

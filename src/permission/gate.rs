@@ -470,10 +470,10 @@ impl Gate {
         drop(state);
         if let Err(e) = persist::add_allow_rules(&self.project_config, &texts) {
             // The session grant above still holds; only the file failed.
-            eprintln!(
-                "agent: could not save the allow rule to {}: {e}",
+            crate::session::log(&format!(
+                "could not save the allow rule to {}: {e}",
                 self.project_config.display()
-            );
+            ));
         }
     }
 }

@@ -20,6 +20,29 @@ pub struct Transcript<'a> {
     pub messages: &'a [Message],
 }
 
+static LOG: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Where warnings go: `<data>/agent.log`, never the screen (the TUI owns it).
+pub fn set_log_dir(data_dir: &Path) {
+    let _ = LOG.set(data_dir.join("agent.log"));
+}
+
+/// Appends a warning to the log file, best effort.
+pub fn log(line: &str) {
+    let Some(path) = LOG.get() else { return };
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        let _ = writeln!(f, "{now} {line}");
+    }
+}
+
 /// Writes the transcript; returns where.
 pub fn save(data_dir: &Path, t: &Transcript<'_>) -> std::io::Result<PathBuf> {
     let dir = data_dir.join("sessions");
