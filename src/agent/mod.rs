@@ -129,6 +129,11 @@ impl Session {
         self.tools.iter().map(|t| t.name.as_str()).collect()
     }
 
+    /// Talks to another model from the next request on.
+    pub fn set_provider(&mut self, provider: Arc<dyn Provider>) {
+        self.provider = provider;
+    }
+
     pub fn surface(&self) -> &Arc<Surface> {
         &self.surface
     }

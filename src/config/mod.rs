@@ -274,6 +274,13 @@ impl Config {
         self.providers.apply(file.providers, path)
     }
 
+    /// The same configuration with other flag values on top.
+    pub fn with_overrides(&self, top: Overrides) -> Config {
+        let mut c = self.clone();
+        c.overrides = top.over(c.overrides.clone());
+        c
+    }
+
     /// The rules, parsed against this workspace.
     pub fn rule_set(&self) -> RuleSet {
         let mut set = RuleSet::default();

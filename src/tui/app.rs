@@ -34,6 +34,10 @@ pub enum Command {
     Interrupt,
     Clear,
     SetYolo(bool),
+    /// Switch the model of the current provider.
+    SetModel(String),
+    /// Edit the draft in `$VISUAL`/`$EDITOR` (handled by the event loop).
+    Editor,
     Quit,
 }
 
@@ -66,7 +70,8 @@ pub struct App {
 
 const HELP: &str = "Keys: Enter sends · Shift+Enter, Alt+Enter or Ctrl+J: new line · Up/Down: earlier prompts · Esc: interrupt the turn · Ctrl+C: clear, twice: quit · PgUp/PgDn, Home/End, mouse wheel: scroll · Ctrl+O: expand tool output\n\
 Approvals: y once · a for this session · p always (saved to .agent/config.toml) · n deny, then type a reason (Enter sends, Esc none)\n\
-Commands: /help · /clear (new conversation) · /yolo (toggle asking) · /quit";
+Ctrl+G: edit the draft in $VISUAL/$EDITOR\n\
+Commands: /help · /clear (new conversation) · /yolo (toggle asking) · /model NAME · /quit";
 
 impl App {
     pub fn new(status: Status, theme: Theme) -> App {
@@ -150,6 +155,20 @@ impl App {
                 }
             }
             "quit" | "exit" => self.quit = true,
+            "model" => match cmd.split_whitespace().nth(1) {
+                Some(name) => {
+                    self.status.model = name.to_string();
+                    self.commands.push(Command::SetModel(name.to_string()));
+                    self.notice(&format!("Model: {name} (from the next message on)."), false);
+                }
+                None => self.notice(
+                    &format!(
+                        "The model is {}; switch with /model NAME.",
+                        self.status.model
+                    ),
+                    false,
+                ),
+            },
             other => self.notice(&format!("unknown command /{other}; /help lists them"), true),
         }
     }
@@ -365,6 +384,7 @@ impl App {
                 }
             }
             KeyCode::Char('j') if ctrl => self.composer.insert("\n"),
+            KeyCode::Char('g') if ctrl => self.commands.push(Command::Editor),
             KeyCode::Enter
                 if key
                     .modifiers
@@ -441,17 +461,18 @@ impl App {
     fn draw_transcript(&mut self, f: &mut Frame<'_>, area: Rect) {
         let width = area.width;
         let height = area.height as usize;
-        let mut lines: Vec<Line<'static>> = Vec::new();
         let needed = height + self.scroll;
+        let mut chunks: Vec<Vec<Line<'static>>> = Vec::new();
+        let mut count = 0;
         for cell in self.cells.iter().rev() {
             let cl = cell.lines(width, &self.theme);
-            let mut block: Vec<Line<'static>> = cl.clone();
-            block.extend(lines);
-            lines = block;
-            if lines.len() >= needed {
+            count += cl.len();
+            chunks.push(cl.clone());
+            if count >= needed {
                 break;
             }
         }
+        let lines: Vec<Line<'static>> = chunks.into_iter().rev().flatten().collect();
         let max_scroll = lines.len().saturating_sub(height);
         self.scroll = self.scroll.min(max_scroll);
         let end = lines.len() - self.scroll;

@@ -110,11 +110,37 @@ pub async fn run(
     let mut dirty = true;
     let mut last_draw = Instant::now() - FRAME;
     loop {
-        for c in app.commands.drain(..) {
-            let quit = c == Command::Quit;
-            let _ = cmd_tx.send(c);
-            if quit {
-                app.quit = true;
+        for c in std::mem::take(&mut app.commands) {
+            match c {
+                Command::Editor => {
+                    restore();
+                    let edited = edit_in_editor(&app.composer.text);
+                    terminal = ratatui::init();
+                    crossterm::execute!(
+                        std::io::stdout(),
+                        EnableBracketedPaste,
+                        EnableMouseCapture
+                    )?;
+                    terminal.clear()?;
+                    match edited {
+                        Ok(text) => {
+                            app.composer.clear();
+                            app.composer.insert(text.trim_end_matches('\n'));
+                        }
+                        Err(e) => app.notice(
+                            &format!("could not run the editor: {e}; set $VISUAL or $EDITOR"),
+                            true,
+                        ),
+                    }
+                    dirty = true;
+                }
+                Command::Quit => {
+                    let _ = cmd_tx.send(Command::Quit);
+                    app.quit = true;
+                }
+                other => {
+                    let _ = cmd_tx.send(other);
+                }
             }
         }
         if app.quit {
@@ -145,6 +171,32 @@ pub async fn run(
     Ok(0)
 }
 
+/// Opens the draft in `$VISUAL` or `$EDITOR` (vi when neither is set) and
+/// returns what was saved.
+fn edit_in_editor(draft: &str) -> std::io::Result<String> {
+    let mut file = tempfile::Builder::new()
+        .prefix("agent-draft-")
+        .suffix(".md")
+        .tempfile()?;
+    file.write_all(draft.as_bytes())?;
+    file.flush()?;
+    let editor = std::env::var("VISUAL")
+        .or_else(|_| std::env::var("EDITOR"))
+        .unwrap_or_else(|_| "vi".into());
+    let mut parts = editor.split_whitespace();
+    let program = parts.next().unwrap_or("vi");
+    let status = std::process::Command::new(program)
+        .args(parts)
+        .arg(file.path())
+        .status()?;
+    if !status.success() {
+        return Err(std::io::Error::other(format!(
+            "{editor} exited with {status}"
+        )));
+    }
+    std::fs::read_to_string(file.path())
+}
+
 /// Owns the session: runs one turn at a time as the UI asks.
 async fn agent_task(
     config: Config,
@@ -172,7 +224,16 @@ async fn agent_task(
         )
     };
     let mut session = new_session(provider.clone());
-    while let Some(cmd) = commands.recv().await {
+    // Commands that arrived during a turn and wait for its end.
+    let mut deferred: std::collections::VecDeque<Command> = std::collections::VecDeque::new();
+    loop {
+        let cmd = match deferred.pop_front() {
+            Some(c) => c,
+            None => match commands.recv().await {
+                Some(c) => c,
+                None => break,
+            },
+        };
         match cmd {
             Command::Send(prompt) => {
                 let turn = CancellationToken::new();
@@ -192,7 +253,7 @@ async fn agent_task(
                                 Some(Command::Interrupt) => turn.cancel(),
                                 Some(Command::SetYolo(on)) => surface.gate().set_yolo(on),
                                 Some(Command::Quit) | None => turn.cancel(),
-                                Some(_) => {}
+                                Some(other) => deferred.push_back(other),
                             },
                         }
                     }
@@ -209,7 +270,27 @@ async fn agent_task(
                 session = new_session(provider.clone());
             }
             Command::SetYolo(on) => session.surface().gate().set_yolo(on),
-            Command::Interrupt => {}
+            Command::SetModel(model) => {
+                let mut overrides = crate::config::Overrides {
+                    model: Some(model.clone()),
+                    ..Default::default()
+                };
+                overrides.provider = Some(session.provider().describe().0.to_string());
+                let switched = config
+                    .with_overrides(overrides)
+                    .resolve_provider(&|n| std::env::var(n).ok())
+                    .map_err(|e| e.to_string())
+                    .and_then(|p| crate::llm::connect(&p, &config.llm).map_err(|e| e.to_string()));
+                match switched {
+                    Ok(p) => session.set_provider(p),
+                    Err(e) => {
+                        let _ = ui.send(UiEvent::TurnDone(Err(format!(
+                            "cannot switch to model {model}: {e}"
+                        ))));
+                    }
+                }
+            }
+            Command::Interrupt | Command::Editor => {}
             Command::Quit => break,
         }
     }
