@@ -61,12 +61,17 @@ pub struct App {
     working: Option<Instant>,
     /// Lines scrolled up from the bottom; 0 follows new output.
     scroll: usize,
+    /// Total transcript lines and width at the last draw, so new output
+    /// below does not move the view of someone reading above.
+    last_total: (u16, usize),
     ctrl_c: bool,
     last_key: Option<Instant>,
     pub theme: Theme,
     pub commands: Vec<Command>,
     pub quit: bool,
 }
+
+const SLASH: &[&str] = &["/help", "/clear", "/yolo", "/model ", "/quit"];
 
 const HELP: &str = "Keys: Enter sends · Shift+Enter, Alt+Enter or Ctrl+J: new line · Up/Down: earlier prompts · Esc: interrupt the turn · Ctrl+C: clear, twice: quit · PgUp/PgDn, Home/End, mouse wheel: scroll · Ctrl+O: expand tool output\n\
 Approvals: y once · a for this session · p always (saved to .agent/config.toml) · n deny, then type a reason (Enter sends, Esc none)\n\
@@ -86,6 +91,7 @@ impl App {
             usage: Usage::default(),
             working: None,
             scroll: 0,
+            last_total: (0, 0),
             ctrl_c: false,
             last_key: None,
             theme,
@@ -385,6 +391,22 @@ impl App {
             }
             KeyCode::Char('j') if ctrl => self.composer.insert("\n"),
             KeyCode::Char('g') if ctrl => self.commands.push(Command::Editor),
+            KeyCode::Tab if self.composer.text.starts_with('/') => {
+                let typed = self.composer.text.trim().to_string();
+                let matches: Vec<&str> = SLASH
+                    .iter()
+                    .copied()
+                    .filter(|c| c.starts_with(typed.as_str()))
+                    .collect();
+                match matches.as_slice() {
+                    [one] => {
+                        self.composer.clear();
+                        self.composer.insert(one);
+                    }
+                    [] => {}
+                    many => self.notice(&many.join("  "), false),
+                }
+            }
             KeyCode::Enter
                 if key
                     .modifiers
@@ -461,6 +483,20 @@ impl App {
     fn draw_transcript(&mut self, f: &mut Frame<'_>, area: Rect) {
         let width = area.width;
         let height = area.height as usize;
+        if self.scroll > 0 {
+            // Cached per cell, so this is a sum of lengths after the first time.
+            let total: usize = self
+                .cells
+                .iter()
+                .map(|c| c.lines(width, &self.theme).len())
+                .sum();
+            if self.last_total.0 == width && total > self.last_total.1 {
+                self.scroll += total - self.last_total.1;
+            }
+            self.last_total = (width, total);
+        } else {
+            self.last_total = (0, 0);
+        }
         let needed = height + self.scroll;
         let mut chunks: Vec<Vec<Line<'static>>> = Vec::new();
         let mut count = 0;

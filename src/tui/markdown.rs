@@ -11,6 +11,7 @@ pub fn render(text: &str, colors: bool) -> Vec<Line<'static>> {
     let mut styles: Vec<Style> = vec![Style::default()];
     let mut lists: Vec<Option<u64>> = Vec::new();
     let mut in_code = false;
+    let mut links: Vec<String> = Vec::new();
     let color = |c: Color| {
         if colors {
             Style::default().fg(c)
@@ -39,9 +40,15 @@ pub fn render(text: &str, colors: bool) -> Vec<Line<'static>> {
             }
             Event::Start(Tag::Emphasis) => styles.push(style.add_modifier(Modifier::ITALIC)),
             Event::Start(Tag::Strong) => styles.push(style.add_modifier(Modifier::BOLD)),
-            Event::Start(Tag::Link { .. }) => styles.push(style.add_modifier(Modifier::UNDERLINED)),
+            Event::Start(Tag::Link { dest_url, .. }) => {
+                links.push(dest_url.to_string());
+                styles.push(style.add_modifier(Modifier::UNDERLINED));
+            }
             Event::End(TagEnd::Link) => {
                 styles.pop();
+                if let Some(url) = links.pop() {
+                    current.push(Span::styled(format!(" ({url})"), color(Color::DarkGray)));
+                }
             }
             Event::End(TagEnd::Emphasis | TagEnd::Strong) => {
                 styles.pop();

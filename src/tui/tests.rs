@@ -347,3 +347,54 @@ fn composer_keys_paste_queue_and_quit() {
     assert!(a.quit);
     let _ = Answer::AllowOnce;
 }
+
+#[test]
+fn reading_above_is_not_yanked_down_by_new_output() {
+    let mut a = app();
+    for i in 0..60 {
+        a.notice(&format!("line {i}"), false);
+    }
+    let now = Instant::now();
+    screen(&mut a, 60, 20, now);
+    a.on_event(
+        Event::Key(KeyEvent::new(KeyCode::PageUp, KeyModifiers::NONE)),
+        now,
+    );
+    let before = screen(&mut a, 60, 20, now);
+    for i in 60..70 {
+        a.notice(&format!("line {i}"), false);
+    }
+    let after = screen(&mut a, 60, 20, now);
+    assert_eq!(before, after, "the view moved while scrolled up");
+    a.on_event(
+        Event::Key(KeyEvent::new(KeyCode::End, KeyModifiers::NONE)),
+        now,
+    );
+    assert!(
+        screen(&mut a, 60, 20, now).contains("line 69"),
+        "End follows the bottom again"
+    );
+}
+
+#[test]
+fn slash_commands_complete_with_tab() {
+    let mut a = app();
+    let now = Instant::now();
+    for c in "/yo".chars() {
+        a.on_event(key(c), now);
+    }
+    a.on_event(
+        Event::Key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE)),
+        now,
+    );
+    assert_eq!(a.composer.text, "/yolo");
+    a.on_event(
+        Event::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+        now,
+    );
+    assert_eq!(a.commands, vec![Command::SetYolo(true)]);
+    assert!(
+        screen(&mut a, 100, 10, now).contains(" YOLO "),
+        "the status line marks YOLO"
+    );
+}
