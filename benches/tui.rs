@@ -32,6 +32,7 @@ fn frame_times() {
         Status {
             provider: "p".into(),
             model: "m".into(),
+            prices: None,
             yolo: false,
             sandbox: "workspace-write".into(),
             cwd: "~".into(),

@@ -71,7 +71,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
     let Some(prompt) = prompt else {
         let resolved = config.resolve_provider(&|name| std::env::var(name).ok())?;
         let provider = llm::connect(&resolved, &config.llm)?;
-        return agent::tui::run(&config, provider, cli.initial.clone()).await;
+        return agent::tui::run(&config, provider, resolved.prices, cli.initial.clone()).await;
     };
     let resolved = config.resolve_provider(&|name| std::env::var(name).ok())?;
     let provider = llm::connect(&resolved, &config.llm)?;

@@ -66,6 +66,10 @@ pub struct ProviderFile {
     pub max_tokens: Option<u32>,
     /// Anthropic only: enable extended thinking with this token budget.
     pub thinking_budget: Option<u32>,
+    /// USD per million input tokens, for the cost in the status line.
+    pub input_price: Option<f64>,
+    /// USD per million output tokens.
+    pub output_price: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]

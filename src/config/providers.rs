@@ -16,6 +16,7 @@ struct ProviderDef {
     headers: BTreeMap<String, String>,
     max_tokens: Option<u32>,
     thinking_budget: Option<u32>,
+    prices: Option<(f64, f64)>,
     /// Where it was last changed, for error messages.
     origin: String,
 }
@@ -32,6 +33,8 @@ pub struct ResolvedProvider {
     pub headers: BTreeMap<String, String>,
     pub max_tokens: u32,
     pub thinking_budget: Option<u32>,
+    /// USD per million (input, output) tokens, when known.
+    pub prices: Option<(f64, f64)>,
 }
 
 pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
@@ -98,6 +101,7 @@ impl ProviderTable {
                     headers: BTreeMap::new(),
                     max_tokens: None,
                     thinking_budget: None,
+                    prices: None,
                     origin: "built-in defaults".into(),
                 },
             );
@@ -122,6 +126,7 @@ impl ProviderTable {
                     headers: BTreeMap::new(),
                     max_tokens: None,
                     thinking_budget: None,
+                    prices: None,
                     origin: String::new(),
                 }
             });
@@ -133,6 +138,9 @@ impl ProviderTable {
             def.headers.extend(f.headers);
             def.max_tokens = f.max_tokens.or(def.max_tokens);
             def.thinking_budget = f.thinking_budget.or(def.thinking_budget);
+            if let (Some(i), Some(o)) = (f.input_price, f.output_price) {
+                def.prices = Some((i, o));
+            }
         }
         Ok(())
     }
@@ -208,6 +216,7 @@ impl ProviderTable {
                     def.origin
                 ))
             })?;
+        let model_for_price = model.clone();
         let api_key = key_of(def);
         if let Some(env_name) = &def.api_key_env
             && api_key.is_none()
@@ -227,6 +236,7 @@ impl ProviderTable {
             headers: def.headers.clone(),
             max_tokens: def.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
             thinking_budget: def.thinking_budget,
+            prices: def.prices.or_else(|| known_prices(&model_for_price)),
         })
     }
 
@@ -248,6 +258,21 @@ impl ProviderTable {
             keys.join("\n")
         )
     }
+}
+
+/// List prices (USD per million input / output tokens) of a few models, as
+/// published in 2026; `input_price`/`output_price` in config override them.
+fn known_prices(model: &str) -> Option<(f64, f64)> {
+    let m = model.rsplit('/').next().unwrap_or(model);
+    Some(match m {
+        _ if m.starts_with("claude-opus-4") => (15.0, 75.0),
+        _ if m.starts_with("claude-sonnet-4") => (3.0, 15.0),
+        _ if m.starts_with("claude-haiku-4") => (1.0, 5.0),
+        "gpt-5" => (1.25, 10.0),
+        "gpt-5-mini" => (0.25, 2.0),
+        "deepseek-chat" => (0.27, 1.10),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

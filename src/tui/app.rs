@@ -44,6 +44,8 @@ pub enum Command {
 pub struct Status {
     pub provider: String,
     pub model: String,
+    /// USD per million (input, output) tokens, when known.
+    pub prices: Option<(f64, f64)>,
     pub yolo: bool,
     pub sandbox: String,
     pub cwd: String,
@@ -164,6 +166,8 @@ impl App {
             "model" => match cmd.split_whitespace().nth(1) {
                 Some(name) => {
                     self.status.model = name.to_string();
+                    // The old model's prices no longer apply.
+                    self.status.prices = None;
                     self.commands.push(Command::SetModel(name.to_string()));
                     self.notice(&format!("Model: {name} (from the next message on)."), false);
                 }
@@ -526,19 +530,21 @@ impl App {
                 n.to_string()
             }
         };
-        let mut spans = vec![
-            Span::styled(
-                format!(" {} · {} ", self.status.provider, self.status.model),
-                Style::default().add_modifier(Modifier::BOLD),
-            ),
-            Span::raw(format!(
-                "↑{} ↓{} ",
-                k(self.usage.input_tokens
-                    + self.usage.cache_read_tokens
-                    + self.usage.cache_write_tokens),
-                k(self.usage.output_tokens)
+        // Most important first: a narrow terminal cuts the end.
+        let mut spans = vec![Span::styled(
+            format!(" {} · {} ", self.status.provider, self.status.model),
+            Style::default().add_modifier(Modifier::BOLD),
+        )];
+        match self.working {
+            Some(since) => spans.push(Span::styled(
+                format!("working {}s ", now.duration_since(since).as_secs()),
+                t.fg(Color::Blue),
             )),
-        ];
+            None => spans.push(Span::styled("ready ", t.fg(Color::Green))),
+        }
+        if !self.queued.is_empty() {
+            spans.push(Span::raw(format!("({} queued) ", self.queued.len())));
+        }
         if self.status.yolo {
             spans.push(Span::styled(
                 " YOLO ",
@@ -547,20 +553,25 @@ impl App {
             ));
             spans.push(Span::raw(" "));
         }
+        let u = &self.usage;
+        spans.push(Span::raw(format!(
+            "↑{} ↓{} ",
+            k(u.input_tokens + u.cache_read_tokens + u.cache_write_tokens),
+            k(u.output_tokens)
+        )));
+        if let Some((input, output)) = self.status.prices {
+            // Cache reads bill at about a tenth of input, cache writes a quarter more.
+            let cost = (u.input_tokens as f64 * input
+                + u.cache_read_tokens as f64 * input * 0.1
+                + u.cache_write_tokens as f64 * input * 1.25
+                + u.output_tokens as f64 * output)
+                / 1e6;
+            spans.push(Span::raw(format!("${cost:.4} ")));
+        }
         spans.push(Span::styled(
-            format!("sandbox: {} · {} ", self.status.sandbox, self.status.cwd),
+            format!("· sandbox: {} · {}", self.status.sandbox, self.status.cwd),
             t.fg(Color::DarkGray),
         ));
-        match self.working {
-            Some(since) => spans.push(Span::styled(
-                format!("· working {}s", now.duration_since(since).as_secs()),
-                t.fg(Color::Blue),
-            )),
-            None => spans.push(Span::styled("· ready", t.fg(Color::Green))),
-        }
-        if !self.queued.is_empty() {
-            spans.push(Span::raw(format!(" · {} queued", self.queued.len())));
-        }
         Line::from(spans)
     }
 }

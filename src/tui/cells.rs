@@ -205,19 +205,7 @@ impl Cell for ToolCell {
         }
         let mut out = wrapped([Line::from(head)], width);
         let body: Vec<Line<'static>> = match &self.diff {
-            Some(diff) => diff
-                .lines()
-                .filter(|l| !l.starts_with("---") && !l.starts_with("+++"))
-                .map(|l| {
-                    let style = match l.chars().next() {
-                        Some('+') => t.fg(Color::Green),
-                        Some('-') => t.fg(Color::Red),
-                        Some('@') => t.fg(Color::Cyan),
-                        _ => Style::default(),
-                    };
-                    Line::from(Span::styled(l.to_string(), style))
-                })
-                .collect(),
+            Some(diff) => numbered_diff(diff, t),
             None => self
                 .output
                 .lines()
@@ -253,6 +241,49 @@ impl Cell for ToolCell {
         }
         out
     }
+}
+
+/// A unified diff with the file's line numbers in a gutter (the new number
+/// for added and context lines, the old one for removed lines).
+fn numbered_diff(diff: &str, t: &Theme) -> Vec<Line<'static>> {
+    let (mut old, mut new) = (0usize, 0usize);
+    let mut out = Vec::new();
+    for l in diff
+        .lines()
+        .filter(|l| !l.starts_with("---") && !l.starts_with("+++"))
+    {
+        if let Some(rest) = l.strip_prefix("@@ ") {
+            // "@@ -a,b +c,d @@"
+            let nums: Vec<usize> = rest
+                .split([' ', ',', '-', '+', '@'])
+                .filter_map(|n| n.parse().ok())
+                .collect();
+            old = nums.first().copied().unwrap_or(1);
+            new = nums.get(2).copied().unwrap_or(1);
+            out.push(Line::from(Span::styled(l.to_string(), t.fg(Color::Cyan))));
+            continue;
+        }
+        let (num, style) = match l.chars().next() {
+            Some('+') => {
+                new += 1;
+                (new - 1, t.fg(Color::Green))
+            }
+            Some('-') => {
+                old += 1;
+                (old - 1, t.fg(Color::Red))
+            }
+            _ => {
+                old += 1;
+                new += 1;
+                (new - 1, Style::default())
+            }
+        };
+        out.push(Line::from(vec![
+            Span::styled(format!("{num:>4} "), t.fg(Color::DarkGray)),
+            Span::styled(l.to_string(), style),
+        ]));
+    }
+    out
 }
 
 pub struct NoticeCell {

@@ -67,6 +67,7 @@ fn restore() {
 pub async fn run(
     config: &Config,
     provider: Arc<dyn Provider>,
+    prices: Option<(f64, f64)>,
     first: Option<String>,
 ) -> anyhow::Result<u8> {
     let (ui_tx, mut ui_rx) = mpsc::unbounded_channel::<UiEvent>();
@@ -95,6 +96,7 @@ pub async fn run(
     let status = Status {
         provider: provider_id,
         model,
+        prices,
         yolo: config.yolo(),
         sandbox: config.sandbox().mode.to_string(),
         cwd,

@@ -25,6 +25,7 @@ fn app() -> App {
         Status {
             provider: "anthropic".into(),
             model: "claude-x".into(),
+            prices: Some((3.0, 15.0)),
             yolo: false,
             sandbox: "workspace-write".into(),
             cwd: "~/proj".into(),
