@@ -12,15 +12,14 @@ mod support;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agent::agent::AgentEvent;
 use agent::tui::{App, Status, Theme, UiEvent};
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use support::project::Project;
+use support::pty::Tui;
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
@@ -87,64 +86,6 @@ fn frame_times() {
     );
 }
 
-struct Pty {
-    screen: Arc<Mutex<vt100::Parser>>,
-    writer: Box<dyn Write + Send>,
-    child: Box<dyn portable_pty::Child + Send + Sync>,
-}
-
-fn spawn(p: &Project, base: &str) -> Pty {
-    let pty = native_pty_system()
-        .openpty(PtySize {
-            rows: 30,
-            cols: 100,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .unwrap();
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_agent"));
-    cmd.args(["--provider", "openai", "--base-url", base, "--model", "m"]);
-    cmd.cwd(p.root());
-    cmd.env("AGENT_HOME", p.home());
-    cmd.env("OPENAI_API_KEY", "k");
-    cmd.env("TERM", "xterm-256color");
-    let child = pty.slave.spawn_command(cmd).unwrap();
-    let mut reader = pty.master.try_clone_reader().unwrap();
-    let writer = pty.master.take_writer().unwrap();
-    let screen = Arc::new(Mutex::new(vt100::Parser::new(
-        std::num::NonZero::new(30).unwrap(),
-        std::num::NonZero::new(100).unwrap(),
-        0,
-    )));
-    let s = Arc::clone(&screen);
-    std::thread::spawn(move || {
-        let _keep = pty.master;
-        let mut buf = [0u8; 16384];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            s.lock().unwrap().process(&buf[..n]);
-        }
-    });
-    Pty {
-        screen,
-        writer,
-        child,
-    }
-}
-
-fn wait_for(p: &Pty, what: &str) -> Instant {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if p.screen.lock().unwrap().screen().contents().contains(what) {
-            return Instant::now();
-        }
-        assert!(Instant::now() < deadline, "`{what}` never appeared");
-        std::thread::sleep(Duration::from_micros(200));
-    }
-}
-
 fn cpu_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let after = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or_default();
@@ -190,11 +131,8 @@ fn main() {
     let firsts: Vec<Duration> = (0..5)
         .map(|_| {
             let t = Instant::now();
-            let mut tui = spawn(&p, "http://127.0.0.1:9/v1");
-            let shown = wait_for(&tui, "Enter sends");
-            let _ = tui.child.kill();
-            let _ = tui.writer.flush();
-            shown - t
+            let tui = Tui::start(&p, "http://127.0.0.1:9/v1");
+            tui.wait_for("Enter sends") - t
         })
         .collect();
     println!(
@@ -202,9 +140,9 @@ fn main() {
         median(firsts)
     );
 
-    let tui = spawn(&p, "http://127.0.0.1:9/v1");
-    wait_for(&tui, "Enter sends");
-    let pid = tui.child.process_id().unwrap();
+    let tui = Tui::start(&p, "http://127.0.0.1:9/v1");
+    tui.wait_for("Enter sends");
+    let pid = tui.pid().unwrap();
     std::thread::sleep(Duration::from_millis(500));
     let before = cpu_ticks(pid);
     std::thread::sleep(Duration::from_secs(10));
@@ -213,28 +151,25 @@ fn main() {
     drop(tui);
 
     let base = slow_stream_server();
-    let mut tui = spawn(&p, &base);
-    wait_for(&tui, "Enter sends");
-    tui.writer.write_all(b"go\r").unwrap();
-    tui.writer.flush().unwrap();
-    wait_for(&tui, "word");
+    let mut tui = Tui::start(&p, &base);
+    tui.wait_for("Enter sends");
+    tui.prompt("go");
+    tui.wait_for("word");
     let mut lat = Vec::new();
     for c in ["q", "z", "k", "j", "v", "x", "m", "b", "n", "y"] {
         std::thread::sleep(Duration::from_millis(150));
         let t = Instant::now();
-        tui.writer.write_all(c.as_bytes()).unwrap();
-        tui.writer.flush().unwrap();
+        tui.send(c);
         let typed: String = lat
             .iter()
             .map(|(c, _): &(String, Duration)| c.clone())
             .collect::<String>()
             + c;
-        let shown = wait_for(&tui, &format!("│{typed}"));
+        let shown = tui.wait_for(&format!("│{typed}"));
         lat.push((c.to_string(), shown - t));
     }
     println!(
         "keystroke to screen while streaming ~2,000 tokens/s: median {:?} over 10 keys",
         median(lat.into_iter().map(|(_, d)| d).collect())
     );
-    let _ = tui.child.kill();
 }

@@ -49,20 +49,17 @@ pub fn new_surface(
     Surface::new(ctx, Arc::new(gate))
 }
 
-/// Builds the session the binary uses.
-pub fn new_session(
+/// A new session with its own id, file history and Surface; every front end
+/// builds sessions this way.
+pub fn new_session_with(
     config: &Config,
     provider: Arc<dyn Provider>,
+    approver: Arc<dyn Approver>,
     cancel: &CancellationToken,
 ) -> Session {
     let id = uuid::Uuid::new_v4().to_string();
     let history = config.paths.data_dir.join("history").join(&id);
-    let surface = Arc::new(new_surface(
-        config,
-        Arc::new(HeadlessApprover),
-        cancel,
-        Some(history),
-    ));
+    let surface = Arc::new(new_surface(config, approver, cancel, Some(history)));
     Session::new(
         id,
         provider,
@@ -70,6 +67,15 @@ pub fn new_session(
         system_prompt(&config.workspace),
         config.max_steps,
     )
+}
+
+/// The headless session: nobody to ask.
+pub fn new_session(
+    config: &Config,
+    provider: Arc<dyn Provider>,
+    cancel: &CancellationToken,
+) -> Session {
+    new_session_with(config, provider, Arc::new(HeadlessApprover), cancel)
 }
 
 /// The approver of a run with nobody to ask: every question is answered at

@@ -3,112 +3,12 @@
 
 mod support;
 
-use std::io::{Read, Write};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use serde_json::json;
 use support::mock_llm::{MockLlm, Reply, Step, call};
 use support::project::{Project, sent_results};
-
-struct Tui {
-    screen: Arc<Mutex<vt100::Parser>>,
-    writer: Box<dyn Write + Send>,
-    child: Box<dyn portable_pty::Child + Send + Sync>,
-}
-
-impl Tui {
-    fn start(p: &Project, mock: &MockLlm) -> Tui {
-        let pty = native_pty_system()
-            .openpty(PtySize {
-                rows: 30,
-                cols: 100,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .unwrap();
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_agent"));
-        cmd.args([
-            "--provider",
-            "openai",
-            "--base-url",
-            &mock.openai_base(),
-            "--model",
-            "m",
-        ]);
-        cmd.cwd(p.root());
-        cmd.env_clear();
-        for (k, v) in [
-            ("PATH", std::env::var("PATH").unwrap_or_default()),
-            ("HOME", p.home().display().to_string()),
-            ("AGENT_HOME", p.home().display().to_string()),
-            ("OPENAI_API_KEY", "k".into()),
-            ("TERM", "xterm-256color".into()),
-            ("GIT_AUTHOR_NAME", "t".into()),
-            ("GIT_AUTHOR_EMAIL", "t@t".into()),
-            ("GIT_COMMITTER_NAME", "t".into()),
-            ("GIT_COMMITTER_EMAIL", "t@t".into()),
-        ] {
-            cmd.env(k, v);
-        }
-        let child = pty.slave.spawn_command(cmd).unwrap();
-        let mut reader = pty.master.try_clone_reader().unwrap();
-        let writer = pty.master.take_writer().unwrap();
-        let screen = Arc::new(Mutex::new(vt100::Parser::new(
-            std::num::NonZero::new(30).unwrap(),
-            std::num::NonZero::new(100).unwrap(),
-            0,
-        )));
-        let s = Arc::clone(&screen);
-        std::thread::spawn(move || {
-            let _keep = pty.master;
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                s.lock().unwrap().process(&buf[..n]);
-            }
-        });
-        Tui {
-            screen,
-            writer,
-            child,
-        }
-    }
-
-    fn text(&self) -> String {
-        self.screen.lock().unwrap().screen().contents()
-    }
-
-    fn wait_for(&self, what: &str) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < deadline {
-            if self.text().contains(what) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!("`{what}` never appeared; the screen:\n{}", self.text());
-    }
-
-    fn send(&mut self, bytes: &str) {
-        self.writer.write_all(bytes.as_bytes()).unwrap();
-        self.writer.flush().unwrap();
-    }
-
-    fn prompt(&mut self, text: &str) {
-        self.send(text);
-        self.send("\r");
-    }
-}
-
-impl Drop for Tui {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-    }
-}
+use support::pty::Tui;
 
 #[test]
 fn approvals_in_the_terminal() {
@@ -145,7 +45,7 @@ fn approvals_in_the_terminal() {
             json!({"command": "sleep 30"}),
         )])),
     ]);
-    let mut tui = Tui::start(&p, &mock);
+    let mut tui = Tui::start(&p, &mock.openai_base());
     tui.wait_for("Enter sends");
 
     tui.prompt("make notes");

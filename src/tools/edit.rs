@@ -176,6 +176,44 @@ impl std::fmt::Debug for Plan {
 }
 
 impl Plan {
+    /// The gate's facts for this change, keeping the plan for the run.
+    /// `scope` is what a session grant covers (the file, or its directory).
+    pub fn into_facts(
+        self,
+        tool: &str,
+        description: String,
+        base: RiskAssessment,
+        scope: std::path::PathBuf,
+        ctx: &ToolContext,
+        cache: &PlanCache,
+    ) -> CallFacts {
+        let facts = CallFacts {
+            tool: tool.into(),
+            description,
+            risk: files::change_risk(ctx, &self.path, base),
+            scope: Scope::Paths {
+                tool: tool.into(),
+                paths: vec![scope],
+            },
+            needs_approval: true,
+            subjects: Subjects::Paths(vec![self.path.clone()]),
+            banned: None,
+            diff: Some(self.diff(ctx)),
+        };
+        stash(cache, self);
+        facts
+    }
+
+    /// "edit src/a.rs: replaced 1 occurrence (+1 −1 lines)".
+    pub fn edit_description(&self, ctx: &ToolContext) -> String {
+        let what = self
+            .summary
+            .split_once(": ")
+            .map_or(self.summary.as_str(), |(_, w)| w)
+            .trim_end_matches('.');
+        format!("edit {}: {what}", ctx.workspace.display(&self.path))
+    }
+
     pub fn diff(&self, ctx: &ToolContext) -> String {
         let old = self.original.as_ref().map_or("", |o| o.text.as_str());
         files::unified_diff(&ctx.workspace.display(&self.path), old, &self.new_text)
@@ -301,28 +339,8 @@ impl Tool for Edit {
         } else {
             RiskAssessment::medium("changes an existing file")
         };
-        let facts = CallFacts {
-            tool: Self::NAME.into(),
-            description: format!(
-                "edit {}: {}",
-                ctx.workspace.display(&p.path),
-                p.summary
-                    .split_once(": ")
-                    .map_or(p.summary.as_str(), |(_, what)| what)
-                    .trim_end_matches('.')
-            ),
-            risk: files::change_risk(ctx, &p.path, base),
-            scope: Scope::Paths {
-                tool: Self::NAME.into(),
-                paths: vec![p.path.clone()],
-            },
-            needs_approval: true,
-            subjects: Subjects::Paths(vec![p.path.clone()]),
-            banned: None,
-            diff: Some(p.diff(ctx)),
-        };
-        stash(&args.cache, p);
-        Ok(facts)
+        let (description, scope) = (p.edit_description(ctx), p.path.clone());
+        Ok(p.into_facts(Self::NAME, description, base, scope, ctx, &args.cache))
     }
 
     async fn run(&self, args: EditArgs, ctx: &ToolContext) -> Result<String, ToolError> {

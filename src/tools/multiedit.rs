@@ -4,10 +4,10 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::edit::{Plan, PlanCache, apply, execute, stash};
+use super::edit::{Plan, PlanCache, apply, execute};
 use super::files;
 use super::{Effect, Tool, ToolContext, ToolError, render};
-use crate::permission::{CallFacts, RiskAssessment, Scope, Subjects};
+use crate::permission::{CallFacts, RiskAssessment};
 
 pub struct MultiEdit;
 
@@ -91,32 +91,15 @@ impl Tool for MultiEdit {
 
     fn facts(&self, args: &MultiEditArgs, ctx: &ToolContext) -> Result<CallFacts, ToolError> {
         let p = plan(args, ctx)?;
-        let facts = CallFacts {
-            tool: Self::NAME.into(),
-            description: format!(
-                "edit {}: {}",
-                ctx.workspace.display(&p.path),
-                p.summary
-                    .split_once(": ")
-                    .map_or(p.summary.as_str(), |(_, what)| what)
-                    .trim_end_matches('.')
-            ),
-            risk: files::change_risk(
-                ctx,
-                &p.path,
-                RiskAssessment::medium("changes an existing file"),
-            ),
-            scope: Scope::Paths {
-                tool: Self::NAME.into(),
-                paths: vec![p.path.clone()],
-            },
-            needs_approval: true,
-            subjects: Subjects::Paths(vec![p.path.clone()]),
-            banned: None,
-            diff: Some(p.diff(ctx)),
-        };
-        stash(&args.cache, p);
-        Ok(facts)
+        let (description, scope) = (p.edit_description(ctx), p.path.clone());
+        Ok(p.into_facts(
+            Self::NAME,
+            description,
+            RiskAssessment::medium("changes an existing file"),
+            scope,
+            ctx,
+            &args.cache,
+        ))
     }
 
     async fn run(&self, args: MultiEditArgs, ctx: &ToolContext) -> Result<String, ToolError> {

@@ -2,7 +2,7 @@
 //! against the workspace root, are normalised (`.`, `..`, symlinks of the
 //! existing part), and must stay inside it.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone)]
 pub struct Workspace {
@@ -44,7 +44,7 @@ impl Workspace {
         } else {
             self.root.join(path)
         };
-        let normal = normalize(&joined);
+        let normal = crate::shell::paths::normalize(&joined);
         // Canonicalise the longest existing ancestor and re-attach the rest.
         let mut existing = normal.as_path();
         let mut rest = Vec::new();
@@ -108,21 +108,6 @@ pub fn walker(path: &Path) -> ignore::WalkBuilder {
     w.require_git(false)
         .filter_entry(|e| e.file_name() != ".git");
     w
-}
-
-/// Removes `.` and resolves `..` lexically.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -4,10 +4,10 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::edit::{Plan, PlanCache, execute, stash};
+use super::edit::{Plan, PlanCache, execute};
 use super::files::{self, thousands};
 use super::{Effect, Tool, ToolContext, ToolError, render};
-use crate::permission::{CallFacts, RiskAssessment, Scope, Subjects};
+use crate::permission::{CallFacts, RiskAssessment};
 
 pub const MAX_CONTENT: usize = 1024 * 1024;
 
@@ -103,21 +103,7 @@ impl Tool for Write {
             .parent()
             .map(|d| d.to_path_buf())
             .unwrap_or_else(|| p.path.clone());
-        let facts = CallFacts {
-            tool: Self::NAME.into(),
-            description,
-            risk: files::change_risk(ctx, &p.path, base),
-            scope: Scope::Paths {
-                tool: Self::NAME.into(),
-                paths: vec![dir],
-            },
-            needs_approval: true,
-            subjects: Subjects::Paths(vec![p.path.clone()]),
-            banned: None,
-            diff: Some(p.diff(ctx)),
-        };
-        stash(&args.cache, p);
-        Ok(facts)
+        Ok(p.into_facts(Self::NAME, description, base, dir, ctx, &args.cache))
     }
 
     async fn run(&self, args: WriteArgs, ctx: &ToolContext) -> Result<String, ToolError> {

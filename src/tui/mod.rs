@@ -24,9 +24,9 @@ use tokio_util::sync::CancellationToken;
 pub use app::{App, Command, Status, UiEvent};
 pub use cells::Theme;
 
-use crate::agent::{Session, TurnError, system_prompt};
+use crate::agent::{Session, TurnError};
 use crate::config::Config;
-use crate::headless::new_surface;
+use crate::headless::new_session_with;
 use crate::llm::Provider;
 use crate::permission::{ApprovalRequest, Approver, Responder};
 
@@ -209,21 +209,7 @@ async fn agent_task(
     let root_cancel = CancellationToken::new();
     let approver = Arc::new(TuiApprover { tx: ui.clone() });
     let new_session = |provider: Arc<dyn Provider>| {
-        let id = uuid::Uuid::new_v4().to_string();
-        let history = config.paths.data_dir.join("history").join(&id);
-        let surface = Arc::new(new_surface(
-            &config,
-            approver.clone(),
-            &root_cancel,
-            Some(history),
-        ));
-        Session::new(
-            id,
-            provider,
-            surface,
-            system_prompt(&config.workspace),
-            config.max_steps,
-        )
+        new_session_with(&config, provider, approver.clone(), &root_cancel)
     };
     let mut session = new_session(provider.clone());
     // Commands that arrived during a turn and wait for its end.
