@@ -106,6 +106,44 @@ impl Approver for HeadlessApprover {
     }
 }
 
+/// Ctrl-C, SIGTERM or SIGHUP: the run stops cleanly (tools cancelled, their
+/// process groups killed) instead of dying with orphans left behind.
+pub async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let term = signal(SignalKind::terminate());
+    let hup = signal(SignalKind::hangup());
+    match (term, hup) {
+        (Ok(mut term), Ok(mut hup)) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+                _ = hup.recv() => {}
+            }
+        }
+        _ => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+/// SIGTERM or SIGHUP (a closed terminal): the TUI quits cleanly. Ctrl-C
+/// arrives there as a key, not a signal.
+pub async fn stop_signal_terminal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) {
+        (Ok(mut term), Ok(mut hup)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = hup.recv() => {}
+            }
+        }
+        _ => std::future::pending().await,
+    }
+}
+
 /// Runs `prompt` and prints the outcome; returns the process exit code.
 pub async fn run(
     config: &Config,
@@ -117,9 +155,8 @@ pub async fn run(
     let cancel = CancellationToken::new();
     let on_interrupt = cancel.clone();
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_interrupt.cancel();
-        }
+        stop_signal().await;
+        on_interrupt.cancel();
     });
     let sandbox = config.sandbox();
     if sandbox.mode != crate::shell::SandboxMode::Off && !crate::shell::Sandbox::supported() {

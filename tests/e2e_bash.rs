@@ -298,3 +298,32 @@ fn allow_rules_and_deny_rules_from_config() {
         r[1]
     );
 }
+
+#[test]
+fn a_finished_job_does_not_leave_its_children_behind() {
+    let p = Project::new();
+    let marker = format!("{}", 500_000 + std::process::id() % 400_000);
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools(vec![call(
+            "a",
+            "bash",
+            json!({"command": format!("sleep {marker} & echo started"), "run_in_background": true}),
+        )])),
+        Step::Reply(Reply::tools(vec![call(
+            "b",
+            "job_output",
+            json!({"id": 1, "wait": 5}),
+        )])),
+        Step::Reply(Reply::text("done")),
+    ]);
+    p.run(&mock, Wire::OpenAi, "go", &["--yolo"]).assert_ok();
+    let out = result_texts(&mock.requests()[2]);
+    assert!(
+        out[0].starts_with("Job 1 finished (exit code 0).\nstarted"),
+        "{out:?}"
+    );
+    assert!(
+        !alive(&format!("sleep {marker}")),
+        "the job's background child survived"
+    );
+}

@@ -396,3 +396,33 @@ fn killed_mid_write_leaves_old_or_new() {
         );
     }
 }
+
+#[test]
+fn new_files_get_normal_permissions_and_overwrites_keep_crlf_and_bom() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Project::new();
+    std::fs::write(p.root().join("win.txt"), b"\xef\xbb\xbfa\r\nb\r\n").unwrap();
+    rounds(
+        &p,
+        vec![
+            vec![("write", json!({"path": "fresh.txt", "content": "x\n"}))],
+            vec![view("win.txt")],
+            vec![("write", json!({"path": "win.txt", "content": "a\nc\n"}))],
+        ],
+        &[],
+    );
+    let mode = std::fs::metadata(p.root().join("fresh.txt"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(
+        mode & 0o044,
+        0o044,
+        "a new file is readable by group and others like any other file ({mode:o})"
+    );
+    assert_eq!(
+        std::fs::read(p.root().join("win.txt")).unwrap(),
+        b"\xef\xbb\xbfa\r\nc\r\n"
+    );
+}

@@ -344,7 +344,8 @@ impl Decoder for ChatDecoder {
         for (index, call) in self.calls {
             content.push(Content::ToolCall {
                 id: if call.id.is_empty() {
-                    format!("call_{index}")
+                    // Unique, so nothing keyed by call id carries across steps.
+                    format!("call_{index}_{}", uuid::Uuid::new_v4().simple())
                 } else {
                     call.id
                 },

@@ -172,8 +172,11 @@ impl Transport {
             .header("content-type", "application/json")
             .header("accept", "text/event-stream")
             .body(body)
-            .send()
+            .send();
+        // A server that accepts but never answers must not hang the turn.
+        let response = tokio::time::timeout(self.settings.idle_timeout, response)
             .await
+            .map_err(|_| LlmError::Idle(self.settings.idle_timeout))?
             .map_err(|e| LlmError::Connect {
                 url: url.to_string(),
                 message: root_cause(&e),

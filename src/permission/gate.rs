@@ -253,7 +253,7 @@ impl Gate {
 
     /// Steps 1–10 without asking anyone.
     pub fn judge(&self, facts: &CallFacts, call_id: &str) -> Judgment {
-        let state = self.shared.lock();
+        let mut state = self.shared.lock();
         let j = |decision, why: String, rule: Option<&Rule>, cacheable| Judgment {
             decision,
             why,
@@ -292,7 +292,8 @@ impl Gate {
                 false,
             );
         }
-        if state.hook_approved.contains(call_id) {
+        // "This very call": a hook's approval is used once.
+        if state.hook_approved.remove(call_id) {
             return j(
                 Decision::Allow,
                 "approved by a PreToolUse hook".into(),
@@ -375,8 +376,9 @@ impl Gate {
         let cancelled = || Denial("The call was cancelled before the person answered.".into());
         self.shared.lock().waiting += 1;
         let turn = tokio::select! {
-            t = self.turn.lock() => Some(t),
+            biased;
             _ = cancel.cancelled() => None,
+            t = self.turn.lock() => Some(t),
         };
         self.shared.lock().waiting -= 1;
         let Some(_turn) = turn else {

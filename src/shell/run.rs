@@ -219,8 +219,17 @@ impl Process {
         unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
     }
 
+    /// Whether the command exited and its output was read to the end.
+    fn finished(&self) -> bool {
+        *self.eof.borrow() && self.exit.borrow().is_some()
+    }
+
     /// Kills the group without waiting (for `Drop` paths).
     pub fn kill_now(&self) {
+        if self.finished() {
+            // Its group is gone; the id may belong to someone else by now.
+            return;
+        }
         if self.pgid > 0 {
             // SAFETY: signals our child's process group.
             unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
@@ -234,6 +243,14 @@ impl Process {
 
     pub fn total_bytes(&self) -> u64 {
         *lock(&self.shared.total)
+    }
+}
+
+/// A process dropped while it may still run (a cancelled call, a job at
+/// the end of a session) takes its whole group with it: no orphans.
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill_now();
     }
 }
 

@@ -135,6 +135,11 @@ impl Tool for Bash {
                 return Err(ToolError::new(format!("{output}\nCancelled by the person: the command and everything it started were stopped.")));
             }
         };
+        // It may have exited just as the deadline passed: then it finished.
+        let finished = match finished {
+            None if process.exit().is_some() => process.wait(None).await,
+            other => other,
+        };
         let Some((exit, stopped_leftovers)) = finished else {
             if to_background {
                 let id = ctx.jobs.add(&args.command, process, started);

@@ -292,9 +292,10 @@ pub async fn execute(
     let _guard = ctx.locks.lock(&plan.path).await;
     match &plan.original {
         Some(o) => {
-            let meta = std::fs::metadata(&plan.path)
+            let now = std::fs::read(&plan.path)
                 .map_err(|e| ToolError::new(format!("cannot read `{shown}`: {e}")))?;
-            if meta.len() != o.stamp.size || meta.modified().ok() != o.stamp.modified {
+            // Content decides: a touch while the dialog was open is no conflict.
+            if xxhash_rust::xxh3::xxh3_128(&now) != o.stamp.hash {
                 return Err(ToolError::new(format!(
                     "`{shown}` changed while this call waited; view it again before changing it"
                 )));

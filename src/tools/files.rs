@@ -181,8 +181,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Re
         .parent()
         .ok_or_else(|| std::io::Error::other("the path has no directory"))?;
     std::fs::create_dir_all(dir)?;
+    // New files get the usual 0666 minus umask, not tempfile's 0600.
     let mut tmp = tempfile::Builder::new()
         .prefix(".agent-write-")
+        .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;

@@ -68,9 +68,8 @@ impl Jobs {
 
 impl Drop for Jobs {
     fn drop(&mut self) {
-        for job in self.lock().1.values() {
-            job.process.kill_now();
-        }
+        // Each job's `Process` kills its group when dropped; drop them now.
+        self.lock().1.clear();
     }
 }
 
@@ -127,6 +126,10 @@ impl Tool for JobOutput {
                 _ = job.process.wait(Some(wait)) => {}
                 _ = ctx.cancel.cancelled() => {}
             }
+        }
+        if job.process.exit().is_some() {
+            // Drain what is left and stop anything it left running.
+            job.process.wait(None).await;
         }
         let text = report(args.id, &job, job.process.take_output());
         if job.process.exit().is_some() {

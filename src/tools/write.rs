@@ -48,9 +48,27 @@ fn plan(args: &WriteArgs, ctx: &ToolContext) -> Result<Plan, ToolError> {
             thousands(bytes_now)
         ),
     };
+    // Keep the file's line endings and BOM when the content has none of its own.
+    let bytes = match &original {
+        Some(o)
+            if (o.crlf && !args.content.contains('\r'))
+                || (o.bom && !args.content.starts_with('\u{feff}')) =>
+        {
+            let mut text = if o.crlf && !args.content.contains('\r') {
+                args.content.replace('\n', "\r\n")
+            } else {
+                args.content.clone()
+            };
+            if o.bom && !text.starts_with('\u{feff}') {
+                text.insert(0, '\u{feff}');
+            }
+            text.into_bytes()
+        }
+        _ => args.content.clone().into_bytes(),
+    };
     Ok(Plan {
         path,
-        bytes: args.content.clone().into_bytes(),
+        bytes,
         new_text: args.content.clone(),
         original,
         summary,

@@ -23,6 +23,8 @@ use crate::permission::{ApprovalRequest, Responder};
 /// What reaches the UI from the agent side.
 pub enum UiEvent {
     Agent(AgentEvent),
+    /// A message for the person that does not end a turn.
+    Notice(String, bool),
     Approval(ApprovalRequest, Responder),
     TurnDone(Result<(), String>),
 }
@@ -186,6 +188,7 @@ impl App {
     pub fn apply(&mut self, ev: UiEvent) {
         match ev {
             UiEvent::Agent(a) => self.agent_event(a),
+            UiEvent::Notice(text, error) => self.notice(&text, error),
             UiEvent::Approval(req, responder) => {
                 if let Some(&i) = self.tools.get(&req.call_id) {
                     self.set_tool_state(i, ToolState::WaitingApproval);

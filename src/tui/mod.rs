@@ -51,16 +51,37 @@ struct TerminalGuard;
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
         restore();
+        if std::thread::panicking() {
+            eprintln!(
+                "agent: the interface crashed; the details are in agent.log in the data directory"
+            );
+        }
     }
+}
+
+type Term = ratatui::Terminal<ratatui::backend::CrosstermBackend<std::io::Stdout>>;
+
+/// Raw mode, alternate screen, bracketed paste and mouse reports.
+fn enter() -> std::io::Result<Term> {
+    crossterm::terminal::enable_raw_mode()?;
+    crossterm::execute!(
+        std::io::stdout(),
+        crossterm::terminal::EnterAlternateScreen,
+        EnableBracketedPaste,
+        EnableMouseCapture
+    )?;
+    ratatui::Terminal::new(ratatui::backend::CrosstermBackend::new(std::io::stdout()))
 }
 
 fn restore() {
     let _ = crossterm::execute!(
         std::io::stdout(),
         DisableBracketedPaste,
-        DisableMouseCapture
+        DisableMouseCapture,
+        crossterm::terminal::LeaveAlternateScreen,
+        crossterm::cursor::Show
     );
-    ratatui::restore();
+    let _ = crossterm::terminal::disable_raw_mode();
     let _ = std::io::stdout().flush();
 }
 
@@ -78,14 +99,14 @@ pub async fn run(
     };
     let agent = tokio::spawn(agent_task(config.clone(), provider, ui_tx.clone(), cmd_rx));
 
-    let previous_hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        restore();
-        previous_hook(info);
+    // A panic's message goes to the log, not over the screen; a panic that
+    // escapes unwinds through the guard, which restores the terminal. A
+    // panic caught inside a tool call leaves the screen alone.
+    std::panic::set_hook(Box::new(|info| {
+        crate::session::log(&format!("panic: {info}"));
     }));
-    let mut terminal = ratatui::init();
+    let mut terminal = enter()?;
     let _guard = TerminalGuard;
-    crossterm::execute!(std::io::stdout(), EnableBracketedPaste, EnableMouseCapture)?;
 
     let home = std::env::var("HOME").unwrap_or_default();
     let cwd = config.workspace.display().to_string();
@@ -108,21 +129,25 @@ pub async fn run(
     if let Some(p) = first {
         app.submit(p);
     }
-    let mut events = EventStream::new();
+    let mut events = Some(EventStream::new());
+    let stop = crate::headless::stop_signal_terminal();
+    tokio::pin!(stop);
     let mut dirty = true;
     let mut last_draw = Instant::now() - FRAME;
     loop {
         for c in std::mem::take(&mut app.commands) {
             match c {
                 Command::Editor => {
+                    // Stop reading keys and give the terminal to the editor;
+                    // the agent keeps running meanwhile.
+                    drop(events.take());
                     restore();
-                    let edited = edit_in_editor(&app.composer.text);
-                    terminal = ratatui::init();
-                    crossterm::execute!(
-                        std::io::stdout(),
-                        EnableBracketedPaste,
-                        EnableMouseCapture
-                    )?;
+                    let draft = app.composer.text.clone();
+                    let edited = tokio::task::spawn_blocking(move || edit_in_editor(&draft))
+                        .await
+                        .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
+                    terminal = enter()?;
+                    events = Some(EventStream::new());
                     terminal.clear()?;
                     match edited {
                         Ok(text) => {
@@ -157,12 +182,18 @@ pub async fn run(
         // A clock only while something on screen changes with time.
         let ticking = app.working() || app.dialog_open();
         tokio::select! {
-            ev = events.next() => match ev {
+            ev = async {
+                match events.as_mut() {
+                    Some(e) => e.next().await,
+                    None => std::future::pending().await,
+                }
+            } => match ev {
                 Some(Ok(ev)) => { app.on_event(ev, Instant::now()); dirty = true; }
                 Some(Err(e)) => return Err(e.into()),
                 None => break,
             },
             ui = ui_rx.recv() => if let Some(ui) = ui { app.apply(ui); dirty = true; },
+            _ = &mut stop => app.quit = true,
             _ = tokio::time::sleep(frame_wait), if dirty => {}
             _ = tokio::time::sleep(Duration::from_millis(250)), if ticking && !dirty => { dirty = true; }
         }
@@ -272,9 +303,10 @@ async fn agent_task(
                 match switched {
                     Ok(p) => session.set_provider(p),
                     Err(e) => {
-                        let _ = ui.send(UiEvent::TurnDone(Err(format!(
-                            "cannot switch to model {model}: {e}"
-                        ))));
+                        let _ = ui.send(UiEvent::Notice(
+                            format!("cannot switch to model {model}: {e}"),
+                            true,
+                        ));
                     }
                 }
             }
