@@ -11,6 +11,7 @@ pub mod cli;
 pub mod config;
 pub mod headless;
 pub mod llm;
+pub mod lsp;
 pub mod permission;
 pub mod session;
 pub mod shell;
