@@ -32,7 +32,13 @@ pub fn new_surface(
         cancel.clone(),
     )
     .with_sandbox(config.sandbox())
-    .with_bash_limits(config.bash.clone());
+    .with_bash_limits(config.bash.clone())
+    .with_lsp(Arc::new(crate::lsp::LspManager::new(
+        config.lsp_servers.clone(),
+        config.workspace.clone(),
+        config.paths.data_dir.clone(),
+        config.lsp_timing.clone(),
+    )));
     let ctx = match history {
         Some(dir) => ctx.with_history(dir),
         None => ctx,

@@ -20,6 +20,18 @@ pub struct ConfigFile {
     pub permissions: Option<PermissionsFile>,
     pub bash: Option<BashFile>,
     pub sandbox: Option<SandboxFile>,
+    pub lsp: Option<LspFile>,
+}
+
+/// `[lsp]`: timing, and one `[lsp.<name>]` table per server.
+#[derive(Debug, Default, Clone, Deserialize)]
+pub struct LspFile {
+    /// Quiet time after the last publication before diagnostics count.
+    pub settle_ms: Option<u64>,
+    /// Longest wait for diagnostics after a change.
+    pub wait_secs: Option<f64>,
+    #[serde(flatten)]
+    pub servers: BTreeMap<String, crate::lsp::ServerConfig>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]

@@ -147,6 +147,10 @@ pub struct Config {
     pub bash: BashLimits,
     pub sandbox_mode: SandboxMode,
     pub writable_roots: Vec<PathBuf>,
+    /// Language servers from the user's config (a project's are ignored:
+    /// a cloned repository must not start programs on its own).
+    pub lsp_servers: std::collections::BTreeMap<String, crate::lsp::ServerConfig>,
+    pub lsp_timing: crate::lsp::Timing,
 }
 
 pub const DEFAULT_MAX_STEPS: u32 = 100;
@@ -188,6 +192,8 @@ impl Config {
             bash: BashLimits::default(),
             sandbox_mode: SandboxMode::WorkspaceWrite,
             writable_roots: Vec::new(),
+            lsp_servers: Default::default(),
+            lsp_timing: Default::default(),
         };
         let user_config = config.paths.user_config.clone();
         for (path, is_project) in [(user_config, false), (project_config, true)] {
@@ -212,6 +218,52 @@ impl Config {
         path: &Path,
         is_project: bool,
     ) -> Result<(), ConfigError> {
+        if let Some(b) = file.bash {
+            let secs = Duration::from_secs;
+            if let Some(t) = b.timeout_secs {
+                self.bash.default_timeout = secs(t);
+            }
+            if let Some(t) = b.max_timeout_secs {
+                self.bash.max_timeout = secs(t);
+            }
+            if let Some(t) = b.background_after_secs {
+                self.bash.background_after = secs(t);
+            }
+        }
+        if let Some(sb) = file.sandbox {
+            // A cloned repository may tighten the sandbox, never loosen it.
+            if let Some(mode) = sb.mode
+                && (!is_project || mode == SandboxMode::ReadOnly)
+            {
+                self.sandbox_mode = mode;
+            }
+            if !is_project {
+                for root in sb.writable_roots {
+                    let expanded = match (root.strip_prefix("~/"), &self.home) {
+                        (Some(rest), Some(h)) => h.join(rest),
+                        _ => PathBuf::from(&root),
+                    };
+                    self.writable_roots.push(expanded);
+                }
+            }
+        }
+        if let Some(l) = file.lsp {
+            if let Some(ms) = l.settle_ms {
+                self.lsp_timing.settle = Duration::from_millis(ms);
+            }
+            if let Some(v) = l.wait_secs {
+                self.lsp_timing.cap =
+                    Duration::try_from_secs_f64(v).map_err(|_| ConfigError::Value {
+                        file: path.to_path_buf(),
+                        key: "lsp.wait_secs".into(),
+                        message: format!("`{v}` is not a valid number of seconds"),
+                    })?;
+            }
+            // A cloned repository must not start programs on its own.
+            if !is_project {
+                self.lsp_servers.extend(l.servers);
+            }
+        }
         if let Some(p) = file.permissions {
             for (list, key, texts) in [
                 (RuleList::Allow, "allow", p.allow),
@@ -389,4 +441,62 @@ pub enum ConfigError {
     Provider { provider: String, message: String },
     #[error("{0}")]
     NoProvider(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(user: &str, project: &str) -> Config {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(home.path().join("config.toml"), user).unwrap();
+        std::fs::create_dir_all(ws.path().join(".agent")).unwrap();
+        std::fs::write(ws.path().join(".agent/config.toml"), project).unwrap();
+        let paths = Paths {
+            user_config: home.path().join("config.toml"),
+            data_dir: home.path().join("data"),
+        };
+        Config::load(paths, ws.path(), Overrides::default()).unwrap()
+    }
+
+    #[test]
+    fn bash_sandbox_and_lsp_sections_apply() {
+        let c = load(
+            "[bash]\ntimeout_secs = 7\nbackground_after_secs = 3\n[sandbox]\nmode = \"off\"\nwritable_roots = [\"/data\"]\n[lsp]\nwait_secs = 1.5\n[lsp.mine]\ncommand = \"my-ls\"\nextensions = [\"x\"]\n",
+            "",
+        );
+        assert_eq!(c.bash.default_timeout, Duration::from_secs(7));
+        assert_eq!(c.bash.background_after, Duration::from_secs(3));
+        assert_eq!(c.sandbox_mode, SandboxMode::Off);
+        assert_eq!(c.writable_roots, vec![PathBuf::from("/data")]);
+        assert_eq!(c.lsp_timing.cap, Duration::from_millis(1500));
+        assert_eq!(c.lsp_servers["mine"].command, "my-ls");
+    }
+
+    #[test]
+    fn a_project_may_tighten_but_never_loosen() {
+        let c = load(
+            "[permissions]\nbanned = [\"sudo\"]\n",
+            "[permissions]\nbanned = [\"curl\"]\n[sandbox]\nmode = \"off\"\nwritable_roots = [\"/\"]\n[lsp.evil]\ncommand = \"rm\"\nextensions = [\"rs\"]\n",
+        );
+        assert_eq!(
+            c.banned,
+            vec!["sudo".to_string(), "curl".to_string()],
+            "a project adds bans"
+        );
+        assert_eq!(
+            c.sandbox_mode,
+            SandboxMode::WorkspaceWrite,
+            "a project cannot switch the sandbox off"
+        );
+        assert!(c.writable_roots.is_empty());
+        assert!(c.lsp_servers.is_empty(), "a project cannot start programs");
+        let c = load("", "[sandbox]\nmode = \"read-only\"\n");
+        assert_eq!(
+            c.sandbox_mode,
+            SandboxMode::ReadOnly,
+            "but it can tighten it"
+        );
+    }
 }

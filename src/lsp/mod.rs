@@ -4,4 +4,7 @@
 //! diagnostics fed back into edit results build on it.
 
 pub mod client;
+pub mod manager;
+
+pub use manager::{LspManager, ServerConfig, Timing};
 pub mod transport;

@@ -329,6 +329,10 @@ impl Tool for Edit {
         Effect::Write
     }
 
+    fn after(&self) -> super::After {
+        super::After::Diagnose
+    }
+
     fn paths(args: &EditArgs) -> Vec<&str> {
         vec![&args.path]
     }

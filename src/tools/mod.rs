@@ -11,6 +11,7 @@ mod glob;
 mod grep;
 mod jobs;
 mod ls;
+mod lsp_tools;
 mod multiedit;
 mod schema;
 mod surface;
@@ -43,6 +44,16 @@ pub enum Effect {
     Network,
 }
 
+/// An after-effect of a successful call, on the paths it touched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum After {
+    Nothing,
+    /// Open the files in their language servers (reads).
+    Open,
+    /// Send the new text and append the diagnostics it caused (changes).
+    Diagnose,
+}
+
 /// An error the model can act on. The message says what to do next.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolError(pub String);
@@ -72,6 +83,8 @@ pub struct ToolContext {
     /// Background jobs of this session; dropping the last context stops them.
     pub jobs: Arc<jobs::Jobs>,
     pub locks: Arc<files::FileLocks>,
+    /// The session's language servers, when any are configured.
+    pub lsp: Option<Arc<crate::lsp::LspManager>>,
     /// Previous contents of changed files (for undo).
     pub history: Arc<files::FileHistory>,
 }
@@ -87,8 +100,14 @@ impl ToolContext {
             bash: Arc::new(BashLimits::default()),
             jobs: Arc::default(),
             locks: Arc::default(),
+            lsp: None,
             history: Arc::new(files::FileHistory::new(None)),
         }
+    }
+
+    pub fn with_lsp(mut self, lsp: Arc<crate::lsp::LspManager>) -> ToolContext {
+        self.lsp = Some(lsp);
+        self
     }
 
     /// Keeps previous file contents under `dir`.
@@ -119,6 +138,11 @@ pub trait Tool: Send + Sync + 'static {
     fn effect(&self) -> Effect;
     /// Paths this call reads or writes, as the model gave them.
     fn paths(args: &Self::Args) -> Vec<&str>;
+    /// What the Surface does after a successful call: nothing, open the
+    /// files in their language servers, or append the servers' diagnostics.
+    fn after(&self) -> After {
+        After::Nothing
+    }
     /// One line for a person: the file, the pattern, the command.
     fn summary(args: &Self::Args) -> String {
         Self::paths(args).join(", ")

@@ -85,6 +85,10 @@ impl Tool for MultiEdit {
         Effect::Write
     }
 
+    fn after(&self) -> super::After {
+        super::After::Diagnose
+    }
+
     fn paths(args: &MultiEditArgs) -> Vec<&str> {
         vec![&args.path]
     }

@@ -14,8 +14,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    Effect, Tool, ToolContext, ToolError, bash, edit, glob, grep, jobs, ls, multiedit, schema,
-    view, write,
+    After, Effect, Tool, ToolContext, ToolError, bash, edit, glob, grep, jobs, ls, lsp_tools,
+    multiedit, schema, view, write,
 };
 use crate::llm::ToolSpec;
 use crate::permission::{CallFacts, Gate, Judgment};
@@ -56,6 +56,7 @@ impl From<ToolError> for Refusal {
 trait DynTool: Send + Sync {
     fn spec(&self) -> ToolSpec;
     fn effect(&self) -> Effect;
+    fn after(&self) -> After;
     fn prepare(self: Arc<Self>, args: Value) -> Result<Box<dyn PreparedCall>, ToolError>;
 }
 
@@ -82,6 +83,10 @@ impl<T: Tool> DynTool for T {
 
     fn effect(&self) -> Effect {
         Tool::effect(self)
+    }
+
+    fn after(&self) -> After {
+        Tool::after(self)
     }
 
     fn prepare(self: Arc<Self>, args: Value) -> Result<Box<dyn PreparedCall>, ToolError> {
@@ -133,6 +138,9 @@ impl Surface {
         s.register(bash::Bash);
         s.register(jobs::JobOutput);
         s.register(jobs::JobKill);
+        s.register(lsp_tools::Diagnostics);
+        s.register(lsp_tools::References);
+        s.register(lsp_tools::LspRestart);
         s
     }
 
@@ -253,7 +261,29 @@ impl Surface {
                 "cancelled by the person before it ran".into(),
             ));
         }
-        let text = prepared.run(ctx).await?;
+        let lsp = ctx.lsp.clone();
+        let display_ctx = ctx.workspace.clone();
+        let mut text = prepared.run(ctx).await?;
+        // After-effects: language servers see what was read or changed.
+        if let (Some(lsp), crate::permission::Subjects::Paths(paths)) = (lsp, &facts.subjects) {
+            match tool.after() {
+                After::Nothing => {}
+                After::Open => {
+                    for p in paths {
+                        lsp.open(p).await;
+                    }
+                }
+                After::Diagnose => {
+                    let display = |p: &std::path::Path| display_ctx.display(p);
+                    for p in paths {
+                        if let Some(report) = lsp.after_change(p, &display).await {
+                            text.push_str("\n\n");
+                            text.push_str(&report);
+                        }
+                    }
+                }
+            }
+        }
         Ok((text, facts.diff))
     }
 }

@@ -46,6 +46,10 @@ impl Tool for View {
         Effect::Read
     }
 
+    fn after(&self) -> super::After {
+        super::After::Open
+    }
+
     fn paths(args: &ViewArgs) -> Vec<&str> {
         vec![&args.path]
     }

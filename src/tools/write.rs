@@ -91,6 +91,10 @@ impl Tool for Write {
         Effect::Write
     }
 
+    fn after(&self) -> super::After {
+        super::After::Diagnose
+    }
+
     fn paths(args: &WriteArgs) -> Vec<&str> {
         vec![&args.path]
     }

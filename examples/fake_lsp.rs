@@ -1,0 +1,125 @@
+//! A fake language server for the tests (built with tower-lsp): every line
+//! containing `ERROR` is an error diagnostic. `FAKE_LSP_MODE` picks how it
+//! publishes: `versioned` (default), `noversion`, `stale` (first re-sends the
+//! previous version's diagnostics), `late` (waits 1.5 s), `crash` (exits on
+//! the first change).
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tower_lsp::jsonrpc::Result;
+use tower_lsp::lsp_types::*;
+use tower_lsp::{Client, LanguageServer, LspService, Server};
+
+struct Fake {
+    client: Client,
+    mode: String,
+    previous: Mutex<Option<(Vec<Diagnostic>, i32)>>,
+}
+
+fn diagnose(text: &str) -> Vec<Diagnostic> {
+    text.lines()
+        .enumerate()
+        .filter_map(|(n, l)| {
+            let col = l.find("ERROR")?;
+            Some(Diagnostic {
+                range: Range::new(
+                    Position::new(n as u32, col as u32),
+                    Position::new(n as u32, col as u32 + 5),
+                ),
+                severity: Some(DiagnosticSeverity::ERROR),
+                code: Some(NumberOrString::String("E1".into())),
+                source: Some("fake".into()),
+                message: "ERROR found".into(),
+                ..Diagnostic::default()
+            })
+        })
+        .collect()
+}
+
+impl Fake {
+    async fn publish(&self, uri: Url, text: &str, version: i32) {
+        let diags = diagnose(text);
+        match self.mode.as_str() {
+            "noversion" => self.client.publish_diagnostics(uri, diags, None).await,
+            "late" => {
+                tokio::time::sleep(Duration::from_millis(1500)).await;
+                self.client
+                    .publish_diagnostics(uri, diags, Some(version))
+                    .await;
+            }
+            "stale" => {
+                let prev = self
+                    .previous
+                    .lock()
+                    .unwrap()
+                    .replace((diags.clone(), version));
+                if let Some((old, v)) = prev {
+                    self.client
+                        .publish_diagnostics(uri.clone(), old, Some(v))
+                        .await;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                self.client
+                    .publish_diagnostics(uri, diags, Some(version))
+                    .await;
+            }
+            _ => {
+                self.client
+                    .publish_diagnostics(uri, diags, Some(version))
+                    .await
+            }
+        }
+    }
+}
+
+#[tower_lsp::async_trait]
+impl LanguageServer for Fake {
+    async fn initialize(&self, _: InitializeParams) -> Result<InitializeResult> {
+        Ok(InitializeResult {
+            capabilities: ServerCapabilities {
+                text_document_sync: Some(TextDocumentSyncCapability::Kind(
+                    TextDocumentSyncKind::FULL,
+                )),
+                ..ServerCapabilities::default()
+            },
+            ..InitializeResult::default()
+        })
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        Ok(())
+    }
+
+    async fn did_open(&self, p: DidOpenTextDocumentParams) {
+        self.publish(
+            p.text_document.uri,
+            &p.text_document.text,
+            p.text_document.version,
+        )
+        .await;
+    }
+
+    async fn did_change(&self, p: DidChangeTextDocumentParams) {
+        if self.mode == "crash" {
+            std::process::exit(1);
+        }
+        if let Some(change) = p.content_changes.last() {
+            self.publish(p.text_document.uri, &change.text, p.text_document.version)
+                .await;
+        }
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let mode = std::env::var("FAKE_LSP_MODE").unwrap_or_else(|_| "versioned".into());
+    let (service, socket) = LspService::new(|client| Fake {
+        client,
+        mode,
+        previous: Mutex::new(None),
+    });
+    Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
+        .serve(service)
+        .await;
+}

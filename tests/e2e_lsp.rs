@@ -1,0 +1,172 @@
+//! Diagnostics fed back into edit results, through the real binary, from
+//! a fake language server (examples/fake_lsp.rs, tower-lsp) in each of its
+//! publishing modes, and from pyright when it is installed (CI installs it).
+
+mod support;
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+use support::mock_llm::{MockLlm, Reply, Step, call};
+use support::project::{FAST_LLM, Project, Wire, result_texts};
+
+/// The fake server, built by `cargo test` as an example next to the tests.
+fn fake_server() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(|d| d.parent()).unwrap();
+    let path = dir.join("examples/fake_lsp");
+    assert!(
+        path.exists(),
+        "the fake language server was not built at {}",
+        path.display()
+    );
+    path
+}
+
+fn with_server(mode: &str, wait: f64) -> Project {
+    let p = Project::new();
+    p.user_config(&format!(
+        "{FAST_LLM}[lsp]\nsettle_ms = 100\nwait_secs = {wait}\n[lsp.fake]\ncommand = \"{}\"\nextensions = [\"txt\"]\nenv = {{ FAKE_LSP_MODE = \"{mode}\" }}\n",
+        fake_server().display()
+    ));
+    p
+}
+
+/// Rounds of tool calls, each answered; returns the results per round.
+fn rounds(p: &Project, calls: Vec<(&str, Value)>) -> Vec<String> {
+    let n = calls.len();
+    let mut script: Vec<Step> = calls
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, args))| {
+            Step::Reply(Reply::tools(vec![call(&format!("c{i}"), name, args)]))
+        })
+        .collect();
+    script.push(Step::Reply(Reply::text("done")));
+    let mock = MockLlm::start(script);
+    p.run(&mock, Wire::OpenAi, "go", &["--yolo"]).assert_ok();
+    (1..=n)
+        .map(|i| result_texts(&mock.requests()[i]).remove(0))
+        .collect()
+}
+
+fn write_then_fix() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "write",
+            json!({"path": "a.txt", "content": "ok\nsome ERROR here\n"}),
+        ),
+        (
+            "edit",
+            json!({"path": "a.txt", "old_string": "ERROR", "new_string": "fine"}),
+        ),
+    ]
+}
+
+const ONE_ERROR: &str =
+    "\n\nDiagnostics:\n  a.txt:2:6 error [fake/E1] ERROR found\n  1 error, 0 warnings in a.txt";
+const NO_ERRORS: &str = "\n\nDiagnostics:\n  0 errors, 0 warnings in a.txt";
+
+#[test]
+fn versioned_diagnostics_follow_each_change() {
+    let p = with_server("versioned", 3.0);
+    let r = rounds(&p, write_then_fix());
+    assert_eq!(
+        r[0],
+        format!("Created `a.txt` (19 bytes, 2 lines).{ONE_ERROR}")
+    );
+    assert_eq!(
+        r[1],
+        format!("Edited `a.txt`: replaced 1 occurrence (+1 −1 lines).{NO_ERRORS}")
+    );
+}
+
+#[test]
+fn servers_without_versions_work_too() {
+    let p = with_server("noversion", 3.0);
+    let r = rounds(&p, write_then_fix());
+    assert!(r[0].ends_with(ONE_ERROR), "{}", r[0]);
+    assert!(r[1].ends_with(NO_ERRORS), "{}", r[1]);
+}
+
+#[test]
+fn a_stale_publication_is_never_reported_as_current() {
+    // The server re-sends version 1's error just before version 2's result.
+    let p = with_server("stale", 3.0);
+    let r = rounds(&p, write_then_fix());
+    assert!(
+        r[1].ends_with(NO_ERRORS),
+        "stale diagnostics leaked into the result: {}",
+        r[1]
+    );
+}
+
+#[test]
+fn late_diagnostics_are_said_to_be_missing() {
+    let p = with_server("late", 0.5);
+    let r = rounds(&p, write_then_fix());
+    assert!(
+        r[0].ends_with("\n\nDiagnostics: none arrived from fake within 0.5 s for this change, so nothing is reported (older results are not shown as current)."),
+        "{}",
+        r[0]
+    );
+}
+
+#[test]
+fn a_crashing_server_is_restarted_then_marked_failed() {
+    let p = with_server("crash", 1.0);
+    let mut calls = vec![("write", json!({"path": "a.txt", "content": "v0 ERROR\n"}))];
+    for i in 1..=6 {
+        calls.push((
+            "write",
+            json!({"path": "a.txt", "content": format!("v{i}\n")}),
+        ));
+        calls.push(("view", json!({"path": "a.txt"})));
+    }
+    let r = rounds(&p, calls);
+    assert!(r[0].ends_with("\n\nDiagnostics:\n  a.txt:1:4 error [fake/E1] ERROR found\n  1 error, 0 warnings in a.txt"), "{}", r[0]);
+    let all = r.join("\n---\n");
+    assert!(
+        all.contains("it exited (exit status: 1) 3 times; see lsp-fake.log"),
+        "never marked failed:\n{all}"
+    );
+    assert!(
+        r.last().unwrap().contains("1\tv6"),
+        "the agent kept working: {all}"
+    );
+}
+
+#[test]
+fn pyright_reports_a_type_error_and_its_fix() {
+    let installed = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("pyright-langserver").is_file()));
+    assert!(
+        installed,
+        "pyright-langserver is not installed: run `npm install -g pyright` (.ci/run does)"
+    );
+    let p = Project::new();
+    p.user_config(&format!(
+        "{FAST_LLM}[lsp]\nwait_secs = 30.0\nsettle_ms = 500\n"
+    ));
+    p.file("pyproject.toml", "[project]\nname = \"t\"\n");
+    let r = rounds(
+        &p,
+        vec![
+            (
+                "write",
+                json!({"path": "m.py", "content": "def f() -> int:\n    return \"nope\"\n"}),
+            ),
+            (
+                "edit",
+                json!({"path": "m.py", "old_string": "\"nope\"", "new_string": "1"}),
+            ),
+        ],
+    );
+    assert!(
+        r[0].contains("\n\nDiagnostics:\n  m.py:2:12 error [Pyright/reportReturnType]"),
+        "{}",
+        r[0]
+    );
+    assert!(r[0].ends_with("1 error, 0 warnings in m.py"), "{}", r[0]);
+    assert!(r[1].ends_with("0 errors, 0 warnings in m.py"), "{}", r[1]);
+}
