@@ -100,6 +100,20 @@ impl LanguageServer for Fake {
         .await;
     }
 
+    async fn did_change_watched_files(&self, p: DidChangeWatchedFilesParams) {
+        // Reports each watched change, so tests can see it arrived.
+        for c in p.changes {
+            let d = Diagnostic {
+                severity: Some(DiagnosticSeverity::ERROR),
+                code: Some(NumberOrString::String("W".into())),
+                source: Some("fake".into()),
+                message: "watched change".into(),
+                ..Diagnostic::default()
+            };
+            self.client.publish_diagnostics(c.uri, vec![d], None).await;
+        }
+    }
+
     async fn did_change(&self, p: DidChangeTextDocumentParams) {
         if self.mode == "crash" {
             std::process::exit(1);

@@ -66,6 +66,9 @@ pub fn new_session_with(
     let id = uuid::Uuid::new_v4().to_string();
     let history = config.paths.data_dir.join("history").join(&id);
     let surface = Arc::new(new_surface(config, approver, cancel, Some(history)));
+    if let Some(lsp) = &surface.context().lsp {
+        lsp.watch();
+    }
     Session::new(
         id,
         provider,

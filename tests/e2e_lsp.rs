@@ -137,6 +137,33 @@ fn a_crashing_server_is_restarted_then_marked_failed() {
 }
 
 #[test]
+fn changes_made_outside_the_agent_reach_the_server() {
+    let p = with_server("versioned", 3.0);
+    p.file(".gitignore", "ignored.txt\n");
+    let r = rounds(
+        &p,
+        vec![
+            ("write", json!({"path": "a.txt", "content": "fine\n"})),
+            (
+                "bash",
+                json!({"command": "echo hi > other.txt && echo no > ignored.txt && sleep 1"}),
+            ),
+            ("diagnostics", json!({})),
+        ],
+    );
+    assert!(
+        r[2].contains("other.txt:1:1 error [fake/W] watched change"),
+        "{}",
+        r[2]
+    );
+    assert!(
+        !r[2].contains("ignored.txt"),
+        "an ignored path was forwarded: {}",
+        r[2]
+    );
+}
+
+#[test]
 fn pyright_reports_a_type_error_and_its_fix() {
     let installed = std::env::var_os("PATH")
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("pyright-langserver").is_file()));

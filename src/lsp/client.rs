@@ -189,6 +189,17 @@ impl Client {
         }
     }
 
+    /// `workspace/didChangeWatchedFiles`.
+    pub fn watched(&self, changes: &[(PathBuf, super::watch::Change)]) {
+        let list: Vec<Value> = changes
+            .iter()
+            .map(|(p, c)| json!({"uri": uri(p), "type": *c as u8}))
+            .collect();
+        let _ = self
+            .transport
+            .notify("workspace/didChangeWatchedFiles", json!({"changes": list}));
+    }
+
     /// The latest publication for every document.
     pub fn all_diagnostics(&self) -> Vec<(String, Vec<Diagnostic>)> {
         let st = lock(&self.store);

@@ -116,6 +116,11 @@ enum Slot {
 }
 
 pub struct LspManager {
+    /// Paths changed outside the agent, for front ends that show them.
+    pub external_changes: tokio::sync::broadcast::Sender<Vec<PathBuf>>,
+    /// Files the agent wrote itself (not "outside" changes).
+    pub own_writes: Arc<super::watch::OwnWrites>,
+    watcher: std::sync::Mutex<Option<notify::RecommendedWatcher>>,
     servers: BTreeMap<String, ServerConfig>,
     workspace: PathBuf,
     log_dir: PathBuf,
@@ -165,6 +170,9 @@ impl LspManager {
             .collect();
         servers.extend(configured);
         LspManager {
+            external_changes: tokio::sync::broadcast::channel(16).0,
+            own_writes: Arc::default(),
+            watcher: std::sync::Mutex::new(None),
             servers,
             workspace,
             log_dir,
@@ -295,6 +303,26 @@ impl LspManager {
             .await
             .map_err(|e| e.to_string())?;
         Ok((client, child))
+    }
+
+    /// Starts watching the workspace for changes made outside the agent.
+    pub fn watch(self: &Arc<Self>) {
+        let w = super::watch::start(
+            Arc::downgrade(self),
+            &self.workspace,
+            Arc::clone(&self.own_writes),
+        );
+        *self.watcher.lock().unwrap_or_else(|p| p.into_inner()) = w;
+    }
+
+    /// Tells every running server about changed files.
+    pub async fn forward_watched(&self, changes: &[(PathBuf, super::watch::Change)]) {
+        let slots = self.slots.lock().await;
+        for slot in slots.values() {
+            if let Slot::Running(client, _, _) = slot {
+                client.watched(changes);
+            }
+        }
     }
 
     /// Opens (or updates) a file in its server without waiting (`view`).

@@ -8,3 +8,4 @@ pub mod manager;
 
 pub use manager::{LspManager, ServerConfig, Timing};
 pub mod transport;
+pub mod watch;

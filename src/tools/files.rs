@@ -217,6 +217,9 @@ pub fn commit(
     if let Ok(meta) = std::fs::metadata(path) {
         ctx.tracker.record(path, FileStamp::of(&meta, bytes));
     }
+    if let Some(lsp) = &ctx.lsp {
+        lsp.own_writes.note(path);
+    }
     Ok(())
 }
 

@@ -243,6 +243,35 @@ async fn agent_task(
         new_session_with(&config, provider, approver.clone(), &root_cancel)
     };
     let mut session = new_session(provider.clone());
+    // Changes made outside the agent show up as notices.
+    if let Some(lsp) = &session.surface().context().lsp {
+        let mut changes = lsp.external_changes.subscribe();
+        let tx = ui.clone();
+        let root = config.workspace.clone();
+        tokio::spawn(async move {
+            while let Ok(paths) = changes.recv().await {
+                let shown: Vec<String> = paths
+                    .iter()
+                    .take(5)
+                    .map(|p| p.strip_prefix(&root).unwrap_or(p).display().to_string())
+                    .collect();
+                let more = if paths.len() > 5 {
+                    format!(" and {} more", paths.len() - 5)
+                } else {
+                    String::new()
+                };
+                if tx
+                    .send(UiEvent::Notice(
+                        format!("changed outside the agent: {}{more}", shown.join(", ")),
+                        false,
+                    ))
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        });
+    }
     // Commands that arrived during a turn and wait for its end.
     let mut deferred: std::collections::VecDeque<Command> = std::collections::VecDeque::new();
     loop {
