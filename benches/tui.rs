@@ -32,6 +32,7 @@ fn frame_times() {
             provider: "p".into(),
             model: "m".into(),
             prices: None,
+            servers: Vec::new(),
             yolo: false,
             sandbox: "workspace-write".into(),
             cwd: "~".into(),

@@ -25,6 +25,8 @@ pub enum UiEvent {
     Agent(AgentEvent),
     /// A message for the person that does not end a turn.
     Notice(String, bool),
+    /// Language servers and their state ("running", "failed: why").
+    Servers(Vec<(String, String)>),
     Approval(ApprovalRequest, Responder),
     TurnDone(Result<(), String>),
 }
@@ -48,6 +50,8 @@ pub struct Status {
     pub model: String,
     /// USD per million (input, output) tokens, when known.
     pub prices: Option<(f64, f64)>,
+    /// Language servers and their state.
+    pub servers: Vec<(String, String)>,
     pub yolo: bool,
     pub sandbox: String,
     pub cwd: String,
@@ -189,6 +193,7 @@ impl App {
         match ev {
             UiEvent::Agent(a) => self.agent_event(a),
             UiEvent::Notice(text, error) => self.notice(&text, error),
+            UiEvent::Servers(list) => self.status.servers = list,
             UiEvent::Approval(req, responder) => {
                 if let Some(&i) = self.tools.get(&req.call_id) {
                     self.set_tool_state(i, ToolState::WaitingApproval);
@@ -570,6 +575,16 @@ impl App {
                 + u.output_tokens as f64 * output)
                 / 1e6;
             spans.push(Span::raw(format!("${cost:.4} ")));
+        }
+        for (name, state) in &self.status.servers {
+            let (mark, color) = if state == "running" {
+                ("✓", Color::Green)
+            } else if state.starts_with("failed") {
+                ("✗", Color::Red)
+            } else {
+                ("…", Color::Yellow)
+            };
+            spans.push(Span::styled(format!("{name} {mark} "), t.fg(color)));
         }
         spans.push(Span::styled(
             format!("· sandbox: {} · {}", self.status.sandbox, self.status.cwd),

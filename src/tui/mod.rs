@@ -118,6 +118,7 @@ pub async fn run(
         provider: provider_id,
         model,
         prices,
+        servers: Vec::new(),
         yolo: config.yolo(),
         sandbox: config.sandbox().mode.to_string(),
         cwd,
@@ -307,6 +308,9 @@ async fn agent_task(
                     }
                 };
                 save(&config, &session);
+                if let Some(lsp) = &session.surface().context().lsp {
+                    let _ = ui.send(UiEvent::Servers(lsp.status().await));
+                }
                 let done = match result {
                     Ok(_) | Err(TurnError::Cancelled) => Ok(()),
                     Err(e) => Err(e.to_string()),

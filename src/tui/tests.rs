@@ -26,6 +26,7 @@ fn app() -> App {
             provider: "anthropic".into(),
             model: "claude-x".into(),
             prices: Some((3.0, 15.0)),
+            servers: Vec::new(),
             yolo: false,
             sandbox: "workspace-write".into(),
             cwd: "~/proj".into(),
@@ -166,6 +167,10 @@ fn transcript_at_40_columns() {
 fn status_line_with_yolo_and_queue() {
     let mut a = app();
     a.status.yolo = true;
+    a.apply(UiEvent::Servers(vec![
+        ("pyright".into(), "running".into()),
+        ("fake".into(), "failed: it exited 3 times".into()),
+    ]));
     a.submit("first".into());
     a.submit("second, while working".into());
     let s = screen(&mut a, 100, 8, Instant::now());
