@@ -212,6 +212,10 @@ pub async fn run(
         );
     }
 
+    // Language servers get a clean shutdown (and are killed if they hang).
+    if let Some(lsp) = session.surface().context().lsp.clone() {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(3), lsp.shutdown_all()).await;
+    }
     let usage = session.usage();
     let (code, result, error) = match &outcome {
         Ok(text) => (0, text.clone(), None),

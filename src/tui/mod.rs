@@ -348,6 +348,9 @@ async fn agent_task(
         }
     }
     save(&config, &session);
+    if let Some(lsp) = session.surface().context().lsp.clone() {
+        let _ = tokio::time::timeout(Duration::from_secs(2), lsp.shutdown_all()).await;
+    }
     root_cancel.cancel();
 }
 
