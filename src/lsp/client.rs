@@ -239,35 +239,11 @@ pub fn path_of(uri: &str) -> Option<PathBuf> {
 
 #[cfg(test)]
 mod tests {
-    use tokio::io::{AsyncWriteExt, BufReader};
+    use tokio::io::BufReader;
 
     use super::*;
 
-    async fn frame(w: &mut (impl AsyncWrite + Unpin), v: Value) {
-        let body = v.to_string();
-        w.write_all(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes())
-            .await
-            .unwrap();
-    }
-
-    async fn read(r: &mut BufReader<impl AsyncRead + Unpin>) -> Value {
-        use tokio::io::{AsyncBufReadExt, AsyncReadExt};
-        let mut len = 0;
-        loop {
-            let mut line = String::new();
-            r.read_line(&mut line).await.unwrap();
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some(v) = line.strip_prefix("Content-Length: ") {
-                len = v.parse().unwrap();
-            }
-        }
-        let mut body = vec![0u8; len];
-        r.read_exact(&mut body).await.unwrap();
-        serde_json::from_slice(&body).unwrap()
-    }
+    use super::super::transport::test_io::{frame, read};
 
     fn diag(msg: &str) -> Value {
         json!({"range": {"start": {"line": 1, "character": 2}, "end": {"line": 1, "character": 5}}, "severity": 1, "message": msg})

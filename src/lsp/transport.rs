@@ -201,16 +201,27 @@ fn dispatch(
     }
 }
 
+/// Framing for tests that play the server's side.
 #[cfg(test)]
-mod tests {
+pub(crate) mod test_io {
     use super::*;
 
-    async fn frame(w: &mut (impl AsyncWrite + Unpin), v: Value) {
+    pub async fn frame(w: &mut (impl AsyncWrite + Unpin), v: Value) {
         let body = v.to_string();
         w.write_all(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes())
             .await
             .unwrap();
     }
+
+    pub async fn read(r: &mut BufReader<impl AsyncRead + Unpin>) -> Value {
+        read_message(r).await.expect("a framed message")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_io::frame;
+    use super::*;
 
     #[tokio::test]
     async fn requests_match_responses_and_server_requests_are_answered() {
