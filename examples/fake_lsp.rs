@@ -14,6 +14,8 @@ use tower_lsp::{Client, LanguageServer, LspService, Server};
 struct Fake {
     client: Client,
     mode: String,
+    /// The latest text of each open document, for `references`.
+    texts: Mutex<std::collections::HashMap<Url, String>>,
     previous: Mutex<Option<(Vec<Diagnostic>, i32)>>,
 }
 
@@ -91,7 +93,52 @@ impl LanguageServer for Fake {
         Ok(())
     }
 
+    /// Every occurrence of the word under the cursor in the document.
+    async fn references(&self, p: ReferenceParams) -> Result<Option<Vec<Location>>> {
+        let uri = p.text_document_position.text_document.uri;
+        let pos = p.text_document_position.position;
+        let text = self
+            .texts
+            .lock()
+            .unwrap()
+            .get(&uri)
+            .cloned()
+            .unwrap_or_default();
+        let Some(line) = text.lines().nth(pos.line as usize) else {
+            return Ok(None);
+        };
+        let is_word = |c: char| c.is_alphanumeric() || c == '_';
+        let at = pos.character as usize;
+        let start = line[..at.min(line.len())]
+            .rfind(|c: char| !is_word(c))
+            .map_or(0, |i| i + 1);
+        let end = line[at.min(line.len())..]
+            .find(|c: char| !is_word(c))
+            .map_or(line.len(), |i| at + i);
+        let word = &line[start..end];
+        if word.is_empty() {
+            return Ok(None);
+        }
+        let mut found = Vec::new();
+        for (n, l) in text.lines().enumerate() {
+            for (col, _) in l.match_indices(word) {
+                found.push(Location::new(
+                    uri.clone(),
+                    Range::new(
+                        Position::new(n as u32, col as u32),
+                        Position::new(n as u32, (col + word.len()) as u32),
+                    ),
+                ));
+            }
+        }
+        Ok(Some(found))
+    }
+
     async fn did_open(&self, p: DidOpenTextDocumentParams) {
+        self.texts
+            .lock()
+            .unwrap()
+            .insert(p.text_document.uri.clone(), p.text_document.text.clone());
         self.publish(
             p.text_document.uri,
             &p.text_document.text,
@@ -119,6 +166,10 @@ impl LanguageServer for Fake {
             std::process::exit(1);
         }
         if let Some(change) = p.content_changes.last() {
+            self.texts
+                .lock()
+                .unwrap()
+                .insert(p.text_document.uri.clone(), change.text.clone());
             self.publish(p.text_document.uri, &change.text, p.text_document.version)
                 .await;
         }
@@ -132,6 +183,7 @@ async fn main() {
         client,
         mode,
         previous: Mutex::new(None),
+        texts: Mutex::default(),
     });
     Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
         .serve(service)

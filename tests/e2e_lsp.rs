@@ -164,6 +164,26 @@ fn changes_made_outside_the_agent_reach_the_server() {
 }
 
 #[test]
+fn references_list_locations_with_their_lines() {
+    let p = with_server("versioned", 3.0);
+    p.file(
+        "code.txt",
+        "let total = 1\nprint total\ntotal = total + 1\n",
+    );
+    let r = rounds(
+        &p,
+        vec![(
+            "references",
+            json!({"path": "code.txt", "line": 2, "column": 8}),
+        )],
+    );
+    assert_eq!(
+        r[0],
+        "code.txt:1:5: let total = 1\ncode.txt:2:7: print total\ncode.txt:3:1: total = total + 1\ncode.txt:3:9: total = total + 1\n"
+    );
+}
+
+#[test]
 fn pyright_reports_a_type_error_and_its_fix() {
     let installed = std::env::var_os("PATH")
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("pyright-langserver").is_file()));
