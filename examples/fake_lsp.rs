@@ -2,7 +2,7 @@
 //! containing `ERROR` is an error diagnostic. `FAKE_LSP_MODE` picks how it
 //! publishes: `versioned` (default), `noversion`, `stale` (first re-sends the
 //! previous version's diagnostics), `late` (waits 1.5 s), `crash` (exits on
-//! the first change).
+//! the first change), `pull` (never pushes; answers `textDocument/diagnostic`).
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -43,6 +43,8 @@ impl Fake {
     async fn publish(&self, uri: Url, text: &str, version: i32) {
         let diags = diagnose(text);
         match self.mode.as_str() {
+            // Pull mode answers `textDocument/diagnostic` and never pushes.
+            "pull" => {}
             "noversion" => self.client.publish_diagnostics(uri, diags, None).await,
             "late" => {
                 tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -77,12 +79,66 @@ impl Fake {
 
 #[tower_lsp::async_trait]
 impl LanguageServer for Fake {
+    async fn diagnostic(
+        &self,
+        p: DocumentDiagnosticParams,
+    ) -> Result<DocumentDiagnosticReportResult> {
+        let text = self
+            .texts
+            .lock()
+            .unwrap()
+            .get(&p.text_document.uri)
+            .cloned()
+            .unwrap_or_default();
+        Ok(DocumentDiagnosticReportResult::Report(
+            DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
+                related_documents: None,
+                full_document_diagnostic_report: FullDocumentDiagnosticReport {
+                    result_id: None,
+                    items: diagnose(&text),
+                },
+            }),
+        ))
+    }
+
+    /// `let NAME` in any open document.
+    #[allow(deprecated)]
+    async fn symbol(&self, p: WorkspaceSymbolParams) -> Result<Option<Vec<SymbolInformation>>> {
+        let texts = self.texts.lock().unwrap().clone();
+        let mut found = Vec::new();
+        for (uri, text) in texts {
+            for (n, l) in text.lines().enumerate() {
+                if let Some(col) = l.find(&format!("let {}", p.query)) {
+                    let start = Position::new(n as u32, (col + 4) as u32);
+                    found.push(SymbolInformation {
+                        name: p.query.clone(),
+                        kind: SymbolKind::VARIABLE,
+                        tags: None,
+                        deprecated: None,
+                        location: Location::new(uri.clone(), Range::new(start, start)),
+                        container_name: None,
+                    });
+                }
+            }
+        }
+        Ok(Some(found))
+    }
+
     async fn initialize(&self, _: InitializeParams) -> Result<InitializeResult> {
+        let pull = (self.mode == "pull").then(|| {
+            DiagnosticServerCapabilities::Options(DiagnosticOptions {
+                identifier: Some("fake".into()),
+                ..DiagnosticOptions::default()
+            })
+        });
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
                 text_document_sync: Some(TextDocumentSyncCapability::Kind(
                     TextDocumentSyncKind::FULL,
                 )),
+                diagnostic_provider: pull,
+                workspace_symbol_provider: Some(OneOf::Left(true)),
+                references_provider: Some(OneOf::Left(true)),
                 ..ServerCapabilities::default()
             },
             ..InitializeResult::default()

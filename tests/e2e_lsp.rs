@@ -184,6 +184,60 @@ fn references_list_locations_with_their_lines() {
 }
 
 #[test]
+fn pulled_diagnostics_follow_each_change() {
+    // The server publishes nothing; the agent asks for diagnostics
+    // (`textDocument/diagnostic`) after each change.
+    let p = with_server("pull", 3.0);
+    let mut calls = write_then_fix();
+    calls.insert(1, ("diagnostics", json!({})));
+    let mut r = rounds(&p, calls);
+    assert!(
+        r[1].contains("a.txt:2:6 error [fake/E1] ERROR found"),
+        "{}",
+        r[1]
+    );
+    r.remove(1);
+    assert_eq!(
+        r[0],
+        format!("Created `a.txt` (19 bytes, 2 lines).{ONE_ERROR}")
+    );
+    assert_eq!(
+        r[1],
+        format!("Edited `a.txt`: replaced 1 occurrence (+1 −1 lines).{NO_ERRORS}")
+    );
+}
+
+#[test]
+fn references_by_symbol_name() {
+    let p = with_server("versioned", 3.0);
+    p.file(
+        "code.txt",
+        "let total = 1\nprint total\ntotal = total + 1\n",
+    );
+    let r = rounds(
+        &p,
+        vec![
+            ("references", json!({"symbol": "total", "path": "code.txt"})),
+            ("references", json!({"symbol": "nothing"})),
+            ("references", json!({"path": "code.txt", "line": 2})),
+        ],
+    );
+    assert_eq!(
+        r[0],
+        "code.txt:1:5: let total = 1\ncode.txt:2:7: print total\ncode.txt:3:1: total = total + 1\ncode.txt:3:9: total = total + 1\n"
+    );
+    assert_eq!(
+        r[1],
+        "No symbol named `nothing` is known to the language servers."
+    );
+    assert!(
+        r[2].contains("give `path` with `line` and `column`"),
+        "{}",
+        r[2]
+    );
+}
+
+#[test]
 fn pyright_reports_a_type_error_and_its_fix() {
     let installed = std::env::var_os("PATH")
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("pyright-langserver").is_file()));

@@ -35,6 +35,8 @@ struct Store {
 
 pub struct Client {
     transport: Transport,
+    /// The server answers `textDocument/diagnostic` (pull diagnostics).
+    pull: bool,
     store: Arc<Mutex<Store>>,
     arrived: Arc<Notify>,
     versions: Mutex<HashMap<String, i32>>,
@@ -106,15 +108,20 @@ impl Client {
                     "publishDiagnostics": {"versionSupport": true, "relatedInformation": false},
                     "synchronization": {"didSave": true, "dynamicRegistration": false},
                     "references": {},
+                    "diagnostic": {"dynamicRegistration": false, "relatedDocumentSupport": false},
                 },
                 "workspace": {"configuration": true, "workspaceFolders": true, "didChangeWatchedFiles": {"dynamicRegistration": true}},
                 "window": {"workDoneProgress": true},
             },
         });
-        transport.request("initialize", params, timeout).await?;
+        let init = transport.request("initialize", params, timeout).await?;
+        let pull = init
+            .pointer("/capabilities/diagnosticProvider")
+            .is_some_and(|d| !d.is_null());
         transport.notify("initialized", json!({}))?;
         Ok(Client {
             transport,
+            pull,
             store,
             arrived,
             versions: Mutex::default(),
@@ -160,6 +167,34 @@ impl Client {
         settle: Duration,
         cap: Duration,
     ) -> Option<Vec<Diagnostic>> {
+        // A server with pull diagnostics answers for the text it has now,
+        // which is the text just sent.
+        if self.pull
+            && let Ok(report) = self
+                .transport
+                .request(
+                    "textDocument/diagnostic",
+                    json!({"textDocument": {"uri": sent.uri}}),
+                    cap,
+                )
+                .await
+            && let Some(items) = report.get("items")
+            && let Ok(diags) = serde_json::from_value::<Vec<Diagnostic>>(items.clone())
+        {
+            // Kept like a publication, so the `diagnostics` tool sees it too.
+            let mut st = lock(&self.store);
+            st.seq += 1;
+            let seq = st.seq;
+            st.by_uri.insert(
+                sent.uri.clone(),
+                Published {
+                    version: Some(sent.version),
+                    diagnostics: diags.clone(),
+                    seq,
+                },
+            );
+            return Some(diags);
+        }
         let deadline = Instant::now() + cap;
         let mut current: Option<Published> = None;
         loop {
@@ -218,6 +253,23 @@ impl Client {
             .request("shutdown", Value::Null, REQUEST_TIMEOUT)
             .await;
         let _ = self.transport.notify("exit", Value::Null);
+    }
+
+    /// Where a symbol of that name is defined (`workspace/symbol`): the
+    /// first exact match's file and 0-based position.
+    pub async fn find_symbol(&self, name: &str) -> Result<Option<(PathBuf, u32, u32)>, RpcError> {
+        let found = self
+            .transport
+            .request("workspace/symbol", json!({"query": name}), REQUEST_TIMEOUT)
+            .await?;
+        let list = found.as_array().cloned().unwrap_or_default();
+        let best = list.iter().find(|s| s["name"] == name).or(list.first());
+        Ok(best.and_then(|s| {
+            let uri = s.pointer("/location/uri")?.as_str()?;
+            let line = s.pointer("/location/range/start/line")?.as_u64()? as u32;
+            let col = s.pointer("/location/range/start/character")?.as_u64()? as u32;
+            Some((path_of(uri)?, line, col))
+        }))
     }
 
     /// Locations referring to the symbol at `line`/`column` (0-based).

@@ -26,6 +26,9 @@ pub struct ServerConfig {
     /// File extensions it serves, without dots.
     #[serde(default)]
     pub extensions: Vec<String>,
+    /// Or the languages it serves (`python`, `rust`, `typescript`...).
+    #[serde(default)]
+    pub languages: Vec<String>,
     /// Files that mark a project root (`Cargo.toml`, `pyproject.toml`).
     #[serde(default)]
     pub root_markers: Vec<String>,
@@ -183,9 +186,10 @@ impl LspManager {
 
     fn server_for(&self, path: &Path) -> Option<(&String, &ServerConfig)> {
         let ext = path.extension()?.to_str()?;
-        self.servers
-            .iter()
-            .find(|(_, s)| s.extensions.iter().any(|e| e == ext))
+        let lang = language_id(path);
+        self.servers.iter().find(|(_, s)| {
+            s.extensions.iter().any(|e| e == ext) || s.languages.iter().any(|l| l == lang)
+        })
     }
 
     /// The nearest directory at or above the file (inside the workspace)
@@ -438,6 +442,47 @@ impl LspManager {
             .map_err(|e| e.to_string())
     }
 
+    /// Where `name` is defined, asked of every running server (and first of
+    /// the server for `hint`, started if needed).
+    pub async fn find_symbol(
+        &self,
+        name: &str,
+        hint: Option<&Path>,
+    ) -> Result<Option<(PathBuf, u32, u32)>, String> {
+        if let Some(h) = hint
+            && let Some((_, client)) = self.client(h).await?
+        {
+            if let Ok(text) = std::fs::read_to_string(h) {
+                let _ = client.sync(h, language_id(h), &text);
+            }
+            if let Some(found) = client.find_symbol(name).await.map_err(|e| e.to_string())? {
+                return Ok(Some(found));
+            }
+        }
+        let clients: Vec<Arc<Client>> = {
+            let slots = self.slots.lock().await;
+            slots
+                .values()
+                .filter_map(|s| {
+                    if let Slot::Running(c, _, _) = s {
+                        Some(Arc::clone(c))
+                    } else {
+                        None
+                    }
+                })
+                .collect()
+        };
+        if clients.is_empty() {
+            return Err("no language server is running yet; give `path` (a file of the symbol's language) too".into());
+        }
+        for c in clients {
+            if let Ok(Some(found)) = c.find_symbol(name).await {
+                return Ok(Some(found));
+            }
+        }
+        Ok(None)
+    }
+
     /// Stops the named server (or all) so the next use starts it afresh.
     pub async fn restart(&self, name: Option<&str>) -> String {
         let mut slots = self.slots.lock().await;
@@ -563,4 +608,44 @@ fn format_report(
         }
     ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manager_with(server: ServerConfig) -> LspManager {
+        let dir = std::env::temp_dir();
+        LspManager::new(
+            BTreeMap::from([("mine".to_string(), server)]),
+            dir.clone(),
+            dir,
+            Timing::default(),
+        )
+    }
+
+    #[test]
+    fn a_server_is_chosen_by_language_or_by_extension() {
+        let by_language = manager_with(ServerConfig {
+            command: "mine-ls".into(),
+            languages: vec!["python".into()],
+            ..ServerConfig::default()
+        });
+        let chosen = |m: &LspManager, p: &str| m.server_for(Path::new(p)).map(|(n, _)| n.clone());
+        assert_eq!(chosen(&by_language, "/w/m.py").as_deref(), Some("mine"));
+        assert_eq!(
+            chosen(&by_language, "/w/stubs.pyi").as_deref(),
+            Some("mine")
+        );
+        assert_eq!(chosen(&by_language, "/w/a.txt"), None);
+
+        let by_extension = manager_with(ServerConfig {
+            command: "mine-ls".into(),
+            extensions: vec!["txt".into()],
+            ..ServerConfig::default()
+        });
+        assert_eq!(chosen(&by_extension, "/w/a.txt").as_deref(), Some("mine"));
+        // (A built-in pyright may serve it when installed; ours must not.)
+        assert_ne!(chosen(&by_extension, "/w/m.py").as_deref(), Some("mine"));
+    }
 }

@@ -49,12 +49,15 @@ pub struct References;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ReferencesArgs {
-    /// The file with the symbol.
-    path: String,
+    /// The file with the symbol (with `line` and `column`), or a file of its
+    /// language (with `symbol`).
+    path: Option<String>,
     /// Line of the symbol, 1-based.
-    line: u32,
+    line: Option<u32>,
     /// Column of the symbol, 1-based.
-    column: u32,
+    column: Option<u32>,
+    /// A symbol's name, instead of a position.
+    symbol: Option<String>,
 }
 
 impl Tool for References {
@@ -70,25 +73,45 @@ impl Tool for References {
     }
 
     fn paths(args: &ReferencesArgs) -> Vec<&str> {
-        vec![&args.path]
+        args.path.as_deref().into_iter().collect()
     }
 
     async fn run(&self, args: ReferencesArgs, ctx: &ToolContext) -> Result<String, ToolError> {
         let lsp = manager(ctx)?;
-        let path = ctx.workspace.absolute(&args.path);
+        let hint = args.path.as_deref().map(|p| ctx.workspace.absolute(p));
+        let (path, line, column) = match (&args.symbol, &hint, args.line, args.column) {
+            (Some(name), _, _, _) => match lsp
+                .find_symbol(name, hint.as_deref())
+                .await
+                .map_err(ToolError::new)?
+            {
+                Some(found) => found,
+                None => {
+                    return Ok(format!(
+                        "No symbol named `{name}` is known to the language servers."
+                    ));
+                }
+            },
+            (None, Some(p), Some(l), Some(c)) => {
+                (p.clone(), l.saturating_sub(1), c.saturating_sub(1))
+            }
+            _ => {
+                return Err(ToolError::new(
+                    "give `path` with `line` and `column` (1-based), or `symbol` (and optionally `path`)",
+                ));
+            }
+        };
         let found = lsp
-            .references(
-                &path,
-                args.line.saturating_sub(1),
-                args.column.saturating_sub(1),
-            )
+            .references(&path, line, column)
             .await
             .map_err(ToolError::new)?;
         let locations = found.as_array().cloned().unwrap_or_default();
         if locations.is_empty() {
             return Ok(format!(
                 "No references found at {}:{}:{}.",
-                args.path, args.line, args.column
+                ctx.workspace.display(&path),
+                line + 1,
+                column + 1
             ));
         }
         let mut out = String::new();
