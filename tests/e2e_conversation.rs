@@ -135,11 +135,12 @@ fn first_request_carries_prompt_system_tools_and_credentials() {
                         "lsp_restart",
                         "multiedit",
                         "references",
+                        "todos",
                         "view",
                         "write"
                     ]
                 );
-                let view = &b["tools"][11]["function"];
+                let view = &b["tools"][12]["function"];
                 assert_eq!(view["parameters"]["required"], json!(["path"]));
                 assert!(view["description"].as_str().unwrap().contains("2000 lines"));
             }
@@ -170,11 +171,12 @@ fn first_request_carries_prompt_system_tools_and_credentials() {
                         "lsp_restart",
                         "multiedit",
                         "references",
+                        "todos",
                         "view",
                         "write"
                     ]
                 );
-                assert_eq!(b["tools"][11]["input_schema"]["required"], json!(["path"]));
+                assert_eq!(b["tools"][12]["input_schema"]["required"], json!(["path"]));
             }
         }
     }
@@ -304,7 +306,7 @@ fn bad_calls_become_tool_results_not_crashes() {
         let r = result_texts(&mock.requests()[1]);
         assert_eq!(
             r[0],
-            "unknown tool `delete_everything`; available tools: bash, diagnostics, edit, glob, grep, job_kill, job_output, ls, lsp_restart, multiedit, references, view, write",
+            "unknown tool `delete_everything`; available tools: bash, diagnostics, edit, glob, grep, job_kill, job_output, ls, lsp_restart, multiedit, references, todos, view, write",
             "{wire:?}"
         );
         assert!(

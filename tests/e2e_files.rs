@@ -426,3 +426,44 @@ fn new_files_get_normal_permissions_and_overwrites_keep_crlf_and_bom() {
         b"\xef\xbb\xbfa\r\nc\r\n"
     );
 }
+
+#[test]
+fn todos_keep_the_latest_whole_list() {
+    let p = Project::new();
+    let item = |c: &str, s: &str| json!({"content": c, "status": s});
+    let r = rounds(
+        &p,
+        vec![
+            vec![(
+                "todos",
+                json!({"items": [item("parse input", "in_progress"), item("write tests", "pending")]}),
+            )],
+            vec![(
+                "todos",
+                json!({"items": [item("parse input", "in_progress"), item("write tests", "in_progress")]}),
+            )],
+            vec![(
+                "todos",
+                json!({"items": [item("parse input", "done"), item("  write tests ", "in_progress")]}),
+            )],
+            vec![("todos", json!({"items": [item(" ", "pending")]}))],
+        ],
+        &[],
+    );
+    assert_eq!(
+        r[0][0],
+        "Tasks (0 of 2 done):\n  [>] parse input\n  [ ] write tests"
+    );
+    assert_eq!(
+        r[1][0],
+        "2 items are in_progress; keep exactly one in progress at a time and mark the others pending or done"
+    );
+    assert_eq!(
+        r[2][0],
+        "Tasks (1 of 2 done):\n  [x] parse input\n  [>] write tests"
+    );
+    assert_eq!(
+        r[3][0],
+        "item 1 has no content; give each task a short line of text"
+    );
+}

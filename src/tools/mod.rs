@@ -15,6 +15,7 @@ mod lsp_tools;
 mod multiedit;
 mod schema;
 mod surface;
+mod todos;
 mod tracker;
 mod view;
 pub mod workspace;
@@ -87,6 +88,8 @@ pub struct ToolContext {
     pub lsp: Option<Arc<crate::lsp::LspManager>>,
     /// Previous contents of changed files (for undo).
     pub history: Arc<files::FileHistory>,
+    /// The model's task list (`todos`).
+    pub todos: Arc<todos::TodoList>,
 }
 
 impl ToolContext {
@@ -102,6 +105,7 @@ impl ToolContext {
             locks: Arc::default(),
             lsp: None,
             history: Arc::new(files::FileHistory::new(None)),
+            todos: Arc::default(),
         }
     }
 

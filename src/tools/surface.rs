@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     After, Effect, Tool, ToolContext, ToolError, bash, edit, glob, grep, jobs, ls, lsp_tools,
-    multiedit, schema, view, write,
+    multiedit, schema, todos, view, write,
 };
 use crate::llm::ToolSpec;
 use crate::permission::{CallFacts, Gate, Judgment};
@@ -141,6 +141,7 @@ impl Surface {
         s.register(lsp_tools::Diagnostics);
         s.register(lsp_tools::References);
         s.register(lsp_tools::LspRestart);
+        s.register(todos::Todos);
         s
     }
 

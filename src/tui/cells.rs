@@ -206,6 +206,7 @@ impl Cell for ToolCell {
         let mut out = wrapped([Line::from(head)], width);
         let body: Vec<Line<'static>> = match &self.diff {
             Some(diff) => numbered_diff(diff, t),
+            None if self.is_task_list() => self.output.lines().map(|l| task_line(l, t)).collect(),
             None => self
                 .output
                 .lines()
@@ -213,7 +214,9 @@ impl Cell for ToolCell {
                 .collect(),
         };
         let total = body.len();
-        let shown: Vec<Line<'static>> = if self.expanded || total <= PREVIEW_LINES {
+        // The task list is the plan the person follows: always whole.
+        let expanded = self.expanded || self.is_task_list();
+        let shown: Vec<Line<'static>> = if expanded || total <= PREVIEW_LINES {
             body
         } else if self.diff.is_none() && self.name == "bash" {
             // A command's end says the most; keep its tail.
@@ -230,7 +233,7 @@ impl Cell for ToolCell {
                     l
                 }),
         );
-        if !self.expanded && total > PREVIEW_LINES {
+        if !expanded && total > PREVIEW_LINES {
             out.push(Line::from(Span::styled(
                 format!(
                     "    … {} more lines (Ctrl+O expands)",
@@ -241,6 +244,25 @@ impl Cell for ToolCell {
         }
         out
     }
+}
+
+impl ToolCell {
+    fn is_task_list(&self) -> bool {
+        self.name == "todos" && self.state == ToolState::Done
+    }
+}
+
+/// One line of a `todos` result: done dimmed and struck through, the task
+/// in progress bold.
+fn task_line(l: &str, t: &Theme) -> Line<'static> {
+    let style = if l.starts_with("  [x]") {
+        t.fg(Color::DarkGray).add_modifier(Modifier::CROSSED_OUT)
+    } else if l.starts_with("  [>]") {
+        t.fg(Color::Yellow).add_modifier(Modifier::BOLD)
+    } else {
+        t.fg(Color::Gray)
+    };
+    Line::from(Span::styled(l.to_string(), style))
 }
 
 /// A unified diff with the file's line numbers in a gutter (the new number

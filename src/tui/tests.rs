@@ -404,3 +404,64 @@ fn slash_commands_complete_with_tab() {
         "the status line marks YOLO"
     );
 }
+
+#[test]
+fn a_task_list_is_shown_whole() {
+    let mut a = app();
+    ev(
+        &mut a,
+        AgentEvent::ToolCall {
+            id: "t".into(),
+            name: "todos".into(),
+            arguments: String::new(),
+            summary: String::new(),
+        },
+    );
+    let list = "Tasks (2 of 7 done):\n  [x] one\n  [x] two\n  [>] three\n  [ ] four\n  [ ] five\n  [ ] six\n  [ ] seven";
+    ev(
+        &mut a,
+        AgentEvent::ToolResult {
+            id: "t".into(),
+            name: "todos".into(),
+            content: list.into(),
+            is_error: false,
+            diff: None,
+            denied: false,
+        },
+    );
+    let s = screen(&mut a, 60, 20, Instant::now());
+    for line in list.lines() {
+        assert!(s.contains(line), "missing {line:?} in\n{s}");
+    }
+    assert!(!s.contains("more lines"), "{s}");
+
+    let cell = super::cells::ToolCell {
+        name: "todos".into(),
+        summary: String::new(),
+        state: super::cells::ToolState::Done,
+        output: list.into(),
+        diff: None,
+        expanded: false,
+    };
+    use super::cells::Cell;
+    use ratatui::style::Modifier;
+    let lines = cell.lines(60, &Theme { colors: true });
+    let style_of = |text: &str| {
+        let line = lines
+            .iter()
+            .find(|l| l.to_string().contains(text))
+            .unwrap_or_else(|| panic!("no line with {text:?}"));
+        line.spans.last().unwrap().style
+    };
+    assert!(
+        style_of("[x] one")
+            .add_modifier
+            .contains(Modifier::CROSSED_OUT)
+    );
+    assert!(style_of("[>] three").add_modifier.contains(Modifier::BOLD));
+    assert!(
+        !style_of("[ ] four")
+            .add_modifier
+            .contains(Modifier::CROSSED_OUT)
+    );
+}
