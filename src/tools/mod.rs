@@ -6,6 +6,7 @@
 
 mod bash;
 mod edit;
+mod fetch;
 mod files;
 mod glob;
 mod grep;

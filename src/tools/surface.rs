@@ -14,8 +14,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    After, Effect, Tool, ToolContext, ToolError, bash, edit, glob, grep, jobs, ls, lsp_tools,
-    multiedit, schema, todos, view, write,
+    After, Effect, Tool, ToolContext, ToolError, bash, edit, fetch, glob, grep, jobs, ls,
+    lsp_tools, multiedit, schema, todos, view, write,
 };
 use crate::llm::ToolSpec;
 use crate::permission::{CallFacts, Gate, Judgment};
@@ -142,6 +142,7 @@ impl Surface {
         s.register(lsp_tools::References);
         s.register(lsp_tools::LspRestart);
         s.register(todos::Todos);
+        s.register(fetch::Fetch);
         s
     }
 

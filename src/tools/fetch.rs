@@ -1,0 +1,295 @@
+//! `fetch`: one HTTP(S) GET, asked about by the URL's host. Redirects are
+//! followed on the same host only (a different host would be a different
+//! approval) and shown; the body is capped; HTML becomes readable text with
+//! html2text (the only maintained HTML renderer for terminals in Rust).
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use reqwest::Url;
+use reqwest::header::{CONTENT_TYPE, LOCATION};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{Effect, Tool, ToolContext, ToolError, render};
+use crate::permission::{CallFacts, RiskAssessment, Scope, Subjects};
+
+/// The most a response body may be; the rest is not read.
+pub const MAX_BYTES: usize = 5 * 1024 * 1024;
+/// The most text a result carries.
+pub const MAX_CHARS: usize = 100_000;
+const MAX_REDIRECTS: usize = 5;
+const DEFAULT_TIMEOUT_SECS: u64 = 30;
+const MAX_TIMEOUT_SECS: u64 = 120;
+/// Width HTML is laid out at.
+const WIDTH: usize = 100;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// HTML as plain text.
+    Text,
+    /// HTML as Markdown-like text: headings, emphasis, links as footnotes.
+    #[default]
+    Markdown,
+    /// The body as it came.
+    Raw,
+}
+
+pub struct Fetch;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct FetchArgs {
+    /// An http:// or https:// URL.
+    url: String,
+    /// How to return HTML: `markdown` (default), `text` or `raw`.
+    format: Option<Format>,
+    /// Seconds before giving up (default 30, at most 120).
+    timeout_secs: Option<u64>,
+}
+
+fn parse(url: &str) -> Result<Url, ToolError> {
+    let parsed = Url::parse(url.trim()).map_err(|e| {
+        ToolError::new(format!(
+            "`{url}` is not a URL ({e}); give a full http:// or https:// URL"
+        ))
+    })?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(ToolError::new(format!(
+            "only http and https URLs can be fetched, not `{}:`",
+            parsed.scheme()
+        )));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(ToolError::new(format!("`{url}` has no host")));
+    }
+    Ok(parsed)
+}
+
+/// This machine or its private network: reachable only from here, so a
+/// fetch there is not just reading the web.
+fn is_local(url: &Url) -> bool {
+    let host = url.host_str().unwrap_or_default();
+    match host.trim_matches(['[', ']']).parse::<IpAddr>() {
+        Ok(IpAddr::V4(ip)) => {
+            ip.is_loopback() || ip.is_unspecified() || ip.is_private() || ip.is_link_local()
+        }
+        Ok(IpAddr::V6(ip)) => {
+            ip.is_loopback() || ip.is_unspecified() || (ip.segments()[0] & 0xfe00) == 0xfc00
+        }
+        Err(_) => host == "localhost" || host.ends_with(".localhost") || host.ends_with(".local"),
+    }
+}
+
+fn is_text(content_type: &str) -> bool {
+    let ct = content_type.to_ascii_lowercase();
+    ct.is_empty()
+        || ct.starts_with("text/")
+        || ["json", "xml", "javascript", "yaml", "toml", "x-sh", "csv"]
+            .iter()
+            .any(|t| ct.contains(t))
+}
+
+impl Tool for Fetch {
+    type Args = FetchArgs;
+    const NAME: &'static str = "fetch";
+
+    fn description(&self) -> String {
+        render(
+            include_str!("../../templates/fetch.md"),
+            &[
+                ("max_mib", (MAX_BYTES / (1024 * 1024)).to_string()),
+                ("max_chars", MAX_CHARS.to_string()),
+                ("max_redirects", MAX_REDIRECTS.to_string()),
+            ],
+        )
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Network
+    }
+
+    fn paths(_: &FetchArgs) -> Vec<&str> {
+        Vec::new()
+    }
+
+    fn summary(args: &FetchArgs) -> String {
+        args.url.clone()
+    }
+
+    fn facts(&self, args: &FetchArgs, _: &ToolContext) -> Result<CallFacts, ToolError> {
+        let url = parse(&args.url)?;
+        let host = url.host_str().unwrap_or_default().to_string();
+        let risk = if is_local(&url) {
+            RiskAssessment::medium(format!(
+                "reaches {host}, a service on this machine or its network"
+            ))
+        } else {
+            RiskAssessment::low(format!("reads a page from {host}"))
+        };
+        Ok(CallFacts {
+            tool: Self::NAME.to_string(),
+            description: format!("fetch {url}"),
+            risk,
+            scope: Scope::Domain {
+                tool: Self::NAME.to_string(),
+                domain: host.clone(),
+            },
+            needs_approval: true,
+            subjects: Subjects::Host(host),
+            banned: None,
+            diff: None,
+        })
+    }
+
+    async fn run(&self, args: FetchArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => Err(ToolError::new("cancelled")),
+            r = fetch(args) => r,
+        }
+    }
+}
+
+async fn fetch(args: FetchArgs) -> Result<String, ToolError> {
+    let secs = args
+        .timeout_secs
+        .unwrap_or(DEFAULT_TIMEOUT_SECS)
+        .clamp(1, MAX_TIMEOUT_SECS);
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(secs))
+        .user_agent(concat!("agent/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| ToolError::new(format!("could not set up HTTP: {e}")))?;
+    let first = parse(&args.url)?;
+    let mut url = first.clone();
+    let mut hops: Vec<String> = Vec::new();
+    let mut response = loop {
+        let response = client.get(url.clone()).send().await.map_err(|e| {
+            let why = if e.is_timeout() {
+                format!(
+                    "no answer within {secs} s (raise `timeout_secs`, at most {MAX_TIMEOUT_SECS})"
+                )
+            } else {
+                error_chain(&e)
+            };
+            ToolError::new(format!("could not fetch {url}: {why}"))
+        })?;
+        if !response.status().is_redirection() {
+            break response;
+        }
+        let Some(next) = response
+            .headers()
+            .get(LOCATION)
+            .and_then(|l| l.to_str().ok())
+            .and_then(|l| url.join(l).ok())
+        else {
+            return Err(ToolError::new(format!(
+                "{url} answered {} without a usable Location",
+                response.status()
+            )));
+        };
+        if next.host_str() != first.host_str() {
+            return Ok(format!(
+                "{url} redirects to another host: {next}\nFetch that URL to follow it (it is asked about on its own)."
+            ));
+        }
+        if hops.len() == MAX_REDIRECTS {
+            return Err(ToolError::new(format!(
+                "more than {MAX_REDIRECTS} redirects from {first} (last: {next}); fetch the final URL directly"
+            )));
+        }
+        hops.push(next.to_string());
+        url = next;
+    };
+    let status = response.status();
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|c| c.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    if !is_text(&content_type) {
+        return Err(ToolError::new(format!(
+            "{url} is `{content_type}`, not text; `fetch` reads pages and text files (download other files with `bash`, e.g. curl -o)"
+        )));
+    }
+    let mut body: Vec<u8> = Vec::new();
+    let mut cut = false;
+    while let Some(chunk) = response.chunk().await.map_err(|e| {
+        ToolError::new(format!(
+            "the download from {url} broke off: {}",
+            error_chain(&e)
+        ))
+    })? {
+        let room = MAX_BYTES - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            cut = true;
+            break;
+        }
+        body.extend_from_slice(&chunk);
+    }
+    let format = args.format.unwrap_or_default();
+    let html = content_type.to_ascii_lowercase().contains("html");
+    let text = match (html, format) {
+        (true, Format::Markdown) => html2text::config::plain()
+            .string_from_read(&body[..], WIDTH)
+            .unwrap_or_else(|_| String::from_utf8_lossy(&body).into_owned()),
+        (true, Format::Text) => {
+            html2text::config::with_decorator(html2text::render::TrivialDecorator::new())
+                .string_from_read(&body[..], WIDTH)
+                .unwrap_or_else(|_| String::from_utf8_lossy(&body).into_owned())
+        }
+        _ => String::from_utf8_lossy(&body).into_owned(),
+    };
+    let mut head = format!(
+        "{url} — HTTP {}, {}, {} bytes{}",
+        status.as_u16(),
+        if content_type.is_empty() {
+            "no content type"
+        } else {
+            &content_type
+        },
+        body.len(),
+        if cut {
+            format!(" (cut at {} MiB)", MAX_BYTES / (1024 * 1024))
+        } else {
+            String::new()
+        }
+    );
+    if !hops.is_empty() {
+        head.push_str(&format!("\nRedirected: {first} → {}", hops.join(" → ")));
+    }
+    let mut text = text.trim_end().to_string();
+    let chars = text.chars().count();
+    if chars > MAX_CHARS {
+        let end = text
+            .char_indices()
+            .nth(MAX_CHARS)
+            .map_or(text.len(), |(i, _)| i);
+        text.truncate(end);
+        text.push_str(&format!(
+            "\n… {} more characters not shown",
+            chars - MAX_CHARS
+        ));
+    }
+    let result = format!("{head}\n\n{text}");
+    if status.is_success() {
+        Ok(result)
+    } else {
+        Err(ToolError::new(result))
+    }
+}
+
+/// reqwest's error with its causes ("error sending request: connection refused").
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    out
+}
