@@ -15,6 +15,7 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use agent::agent::AgentEvent;
+use agent::tools::Preview;
 use agent::tui::{App, Status, Theme, UiEvent};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -46,6 +47,7 @@ fn frame_times() {
             name: "bash".into(),
             arguments: String::new(),
             summary: format!("cargo test -p crate{i}"),
+            preview: Preview::Tail,
         }));
         app.apply(UiEvent::Agent(AgentEvent::ToolResult {
             id,

@@ -401,10 +401,8 @@ fn json_and_stream_json_outputs() {
     assert_eq!(events.last().unwrap()["result"], "fine");
 }
 
-#[test]
-fn prompt_from_stdin() {
-    let p = demo();
-    let mock = MockLlm::start(vec![Step::Reply(Reply::text("piped ok"))]);
+/// Runs the binary against `mock` with `extra` flags and `input` piped in.
+fn run_piped(p: &Project, mock: &MockLlm, extra: &[&str], input: &[u8]) -> std::process::Output {
     let mut cmd = p.command();
     cmd.args([
         "--provider",
@@ -413,21 +411,22 @@ fn prompt_from_stdin() {
         &mock.openai_base(),
         "--model",
         "m",
-        "-p",
-        "-",
     ])
+    .args(extra)
     .env("OPENAI_API_KEY", "k")
     .stdin(std::process::Stdio::piped())
     .stdout(std::process::Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"from stdin\n")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn prompt_from_stdin() {
+    let p = demo();
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("piped ok"))]);
+    let out = run_piped(&p, &mock, &["-p", "-"], b"from stdin\n");
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stdout), "piped ok\n");
     assert_eq!(
@@ -440,27 +439,7 @@ fn prompt_from_stdin() {
 fn prompt_piped_without_p() {
     let p = demo();
     let mock = MockLlm::start(vec![Step::Reply(Reply::text("ok"))]);
-    let mut cmd = p.command();
-    cmd.args([
-        "--provider",
-        "openai",
-        "--base-url",
-        &mock.openai_base(),
-        "--model",
-        "m",
-    ])
-    .env("OPENAI_API_KEY", "k")
-    .stdin(std::process::Stdio::piped())
-    .stdout(std::process::Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"piped task")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = run_piped(&p, &mock, &[], b"piped task");
     assert!(out.status.success());
     assert_eq!(
         mock.requests()[0].body["messages"][1]["content"],

@@ -67,10 +67,8 @@ const ONE_ERROR: &str =
     "\n\nDiagnostics:\n  a.txt:2:6 error [fake/E1] ERROR found\n  1 error, 0 warnings in a.txt";
 const NO_ERRORS: &str = "\n\nDiagnostics:\n  0 errors, 0 warnings in a.txt";
 
-#[test]
-fn versioned_diagnostics_follow_each_change() {
-    let p = with_server("versioned", 3.0);
-    let r = rounds(&p, write_then_fix());
+/// The results of [`write_then_fix`]: the error reported, then gone.
+fn assert_error_then_fixed(r: &[String]) {
     assert_eq!(
         r[0],
         format!("Created `a.txt` (19 bytes, 2 lines).{ONE_ERROR}")
@@ -79,6 +77,13 @@ fn versioned_diagnostics_follow_each_change() {
         r[1],
         format!("Edited `a.txt`: replaced 1 occurrence (+1 −1 lines).{NO_ERRORS}")
     );
+}
+
+#[test]
+fn versioned_diagnostics_follow_each_change() {
+    let p = with_server("versioned", 3.0);
+    let r = rounds(&p, write_then_fix());
+    assert_error_then_fixed(&r);
 }
 
 #[test]
@@ -197,14 +202,7 @@ fn pulled_diagnostics_follow_each_change() {
         r[1]
     );
     r.remove(1);
-    assert_eq!(
-        r[0],
-        format!("Created `a.txt` (19 bytes, 2 lines).{ONE_ERROR}")
-    );
-    assert_eq!(
-        r[1],
-        format!("Edited `a.txt`: replaced 1 occurrence (+1 −1 lines).{NO_ERRORS}")
-    );
+    assert_error_then_fixed(&r);
 }
 
 #[test]

@@ -19,7 +19,7 @@ pub use prompt::system_prompt;
 use crate::llm::{
     Content, LlmError, Message, Provider, Request, Role, StreamEvent, ToolSpec, Usage,
 };
-use crate::tools::{Surface, ToolCall, ToolResult};
+use crate::tools::{Preview, Surface, ToolCall, ToolResult};
 
 /// What happens during a turn, as it happens.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -42,6 +42,9 @@ pub enum AgentEvent {
         arguments: String,
         /// One line for a person: the file, the pattern, the command.
         summary: String,
+        /// How a front end previews the result (not part of the JSON stream).
+        #[serde(skip)]
+        preview: Preview,
     },
     ToolResult {
         id: String,
@@ -261,6 +264,7 @@ impl Session {
                     name: c.name.clone(),
                     arguments: c.arguments.clone(),
                     summary: self.surface.summary(c),
+                    preview: self.surface.preview(&c.name),
                 });
             }
             let surface = &self.surface;

@@ -624,24 +624,8 @@ impl Analyzer<'_> {
                             !w.text.starts_with('-') && !matches!(w.text.as_str(), "(" | "!")
                         })
                         .collect();
-                    let filtered = rest.iter().any(|w| {
-                        matches!(
-                            w.text.as_str(),
-                            "-name"
-                                | "-iname"
-                                | "-path"
-                                | "-ipath"
-                                | "-regex"
-                                | "-iregex"
-                                | "-newer"
-                                | "-mtime"
-                                | "-mmin"
-                                | "-size"
-                                | "-empty"
-                                | "-user"
-                                | "-perm"
-                        )
-                    });
+                    let words: Vec<&str> = rest.iter().map(|w| w.text.as_str()).collect();
+                    let filtered = super::danger::find_filters(&words);
                     let stand_in = match starts.first() {
                         Some(w) if !filtered => (*w).clone(),
                         None if !filtered => Word {

@@ -786,7 +786,7 @@ impl Invocation<'_> {
 }
 
 /// `find` predicates that narrow what it matches.
-fn find_filters(a: &[&str]) -> bool {
+pub(super) fn find_filters(a: &[&str]) -> bool {
     a.iter().any(|x| {
         matches!(
             *x,

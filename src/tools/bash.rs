@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Effect, Tool, ToolContext, ToolError, render};
+use super::{Effect, Preview, Tool, ToolContext, ToolError, render};
 use crate::permission::{CallFacts, Scope, Subjects};
 use crate::shell::run::{HEAD_BYTES, Process, TAIL_BYTES};
 
@@ -47,6 +47,10 @@ impl Default for BashLimits {
 impl Tool for Bash {
     type Args = BashArgs;
     const NAME: &'static str = "bash";
+
+    fn preview(&self) -> Preview {
+        Preview::Tail
+    }
 
     fn description(&self) -> String {
         let l = BashLimits::default();

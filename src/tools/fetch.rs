@@ -233,17 +233,19 @@ async fn fetch(args: FetchArgs) -> Result<String, ToolError> {
     }
     let format = args.format.unwrap_or_default();
     let html = content_type.to_ascii_lowercase().contains("html");
+    // Raw, not HTML, or HTML html2text cannot lay out: the bytes as text.
     let text = match (html, format) {
         (true, Format::Markdown) => html2text::config::plain()
             .string_from_read(&body[..], WIDTH)
-            .unwrap_or_else(|_| String::from_utf8_lossy(&body).into_owned()),
+            .ok(),
         (true, Format::Text) => {
             html2text::config::with_decorator(html2text::render::TrivialDecorator::new())
                 .string_from_read(&body[..], WIDTH)
-                .unwrap_or_else(|_| String::from_utf8_lossy(&body).into_owned())
+                .ok()
         }
-        _ => String::from_utf8_lossy(&body).into_owned(),
-    };
+        _ => None,
+    }
+    .unwrap_or_else(|| String::from_utf8_lossy(&body).into_owned());
     let mut head = format!(
         "{url} — HTTP {}, {}, {} bytes{}",
         status.as_u16(),

@@ -46,6 +46,18 @@ pub enum Effect {
     Network,
 }
 
+/// How a front end shows a result while its cell is collapsed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Preview {
+    /// The first lines.
+    #[default]
+    Head,
+    /// The last lines: a command's end says the most.
+    Tail,
+    /// All of it, as a checklist (`[x]` done, `[>]` current, `[ ]` to do).
+    Checklist,
+}
+
 /// An after-effect of a successful call, on the paths it touched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum After {
@@ -147,6 +159,10 @@ pub trait Tool: Send + Sync + 'static {
     /// files in their language servers, or append the servers' diagnostics.
     fn after(&self) -> After {
         After::Nothing
+    }
+    /// How front ends preview its results.
+    fn preview(&self) -> Preview {
+        Preview::Head
     }
     /// One line for a person: the file, the pattern, the command.
     fn summary(args: &Self::Args) -> String {

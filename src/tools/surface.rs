@@ -14,7 +14,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    After, Effect, Tool, ToolContext, ToolError, bash, edit, fetch, glob, grep, jobs, ls,
+    After, Effect, Preview, Tool, ToolContext, ToolError, bash, edit, fetch, glob, grep, jobs, ls,
     lsp_tools, multiedit, schema, todos, view, write,
 };
 use crate::llm::ToolSpec;
@@ -57,6 +57,7 @@ trait DynTool: Send + Sync {
     fn spec(&self) -> ToolSpec;
     fn effect(&self) -> Effect;
     fn after(&self) -> After;
+    fn preview(&self) -> Preview;
     fn prepare(self: Arc<Self>, args: Value) -> Result<Box<dyn PreparedCall>, ToolError>;
 }
 
@@ -87,6 +88,10 @@ impl<T: Tool> DynTool for T {
 
     fn after(&self) -> After {
         Tool::after(self)
+    }
+
+    fn preview(&self) -> Preview {
+        Tool::preview(self)
     }
 
     fn prepare(self: Arc<Self>, args: Value) -> Result<Box<dyn PreparedCall>, ToolError> {
@@ -225,6 +230,11 @@ impl Surface {
             diff,
             denied,
         }
+    }
+
+    /// How front ends preview the named tool's results.
+    pub fn preview(&self, name: &str) -> Preview {
+        self.lookup(name).map_or(Preview::Head, |t| t.preview())
     }
 
     /// A one-line human summary of a call (the file, the pattern, the

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Effect, Tool, ToolContext, ToolError, render};
+use super::{Effect, Preview, Tool, ToolContext, ToolError, render};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -56,6 +56,10 @@ fn render_list(items: &[Item]) -> String {
 impl Tool for Todos {
     type Args = TodosArgs;
     const NAME: &'static str = "todos";
+
+    fn preview(&self) -> Preview {
+        Preview::Checklist
+    }
 
     fn description(&self) -> String {
         render(include_str!("../../templates/todos.md"), &[])

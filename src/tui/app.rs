@@ -292,11 +292,16 @@ impl App {
                 false,
             ),
             AgentEvent::ToolCall {
-                id, name, summary, ..
+                id,
+                name,
+                summary,
+                preview,
+                ..
             } => {
                 self.push(ToolCell {
                     name,
                     summary,
+                    preview,
                     state: ToolState::Running(Instant::now()),
                     output: String::new(),
                     diff: None,

@@ -9,6 +9,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::{markdown, wrap::wrap};
+use crate::tools::Preview;
 
 pub trait Cell: std::any::Any {
     /// The cell's lines, wrapped to `width`.
@@ -169,6 +170,7 @@ pub enum ToolState {
 pub struct ToolCell {
     pub name: String,
     pub summary: String,
+    pub preview: Preview,
     pub state: ToolState,
     pub output: String,
     pub diff: Option<String>,
@@ -218,8 +220,7 @@ impl Cell for ToolCell {
         let expanded = self.expanded || self.is_task_list();
         let shown: Vec<Line<'static>> = if expanded || total <= PREVIEW_LINES {
             body
-        } else if self.diff.is_none() && self.name == "bash" {
-            // A command's end says the most; keep its tail.
+        } else if self.diff.is_none() && self.preview == Preview::Tail {
             body.into_iter().skip(total - PREVIEW_LINES).collect()
         } else {
             body.into_iter().take(PREVIEW_LINES).collect()
@@ -248,7 +249,7 @@ impl Cell for ToolCell {
 
 impl ToolCell {
     fn is_task_list(&self) -> bool {
-        self.name == "todos" && self.state == ToolState::Done
+        self.preview == Preview::Checklist && self.state == ToolState::Done
     }
 }
 

@@ -19,6 +19,7 @@ use crate::permission::{
     Answer, ApprovalRequest, Approver, CallFacts, Gate, GateConfig, Responder, Risk,
     RiskAssessment, RuleSet, Scope, Subjects,
 };
+use crate::tools::Preview;
 
 fn app() -> App {
     App::new(
@@ -63,6 +64,7 @@ fn conversation() -> App {
             name: "edit".into(),
             arguments: String::new(),
             summary: "src/main.rs".into(),
+            preview: Preview::Head,
         },
     );
     ev(&mut a, AgentEvent::ToolResult {
@@ -80,6 +82,7 @@ fn conversation() -> App {
             name: "bash".into(),
             arguments: String::new(),
             summary: "cargo test".into(),
+            preview: Preview::Tail,
         },
     );
     ev(
@@ -103,6 +106,7 @@ fn conversation() -> App {
             name: "bash".into(),
             arguments: String::new(),
             summary: "git push --force".into(),
+            preview: Preview::Tail,
         },
     );
     ev(
@@ -123,6 +127,7 @@ fn conversation() -> App {
             name: "view".into(),
             arguments: String::new(),
             summary: "missing.rs".into(),
+            preview: Preview::Head,
         },
     );
     ev(
@@ -415,6 +420,7 @@ fn a_task_list_is_shown_whole() {
             name: "todos".into(),
             arguments: String::new(),
             summary: String::new(),
+            preview: Preview::Checklist,
         },
     );
     let list = "Tasks (2 of 7 done):\n  [x] one\n  [x] two\n  [>] three\n  [ ] four\n  [ ] five\n  [ ] six\n  [ ] seven";
@@ -439,6 +445,7 @@ fn a_task_list_is_shown_whole() {
         name: "todos".into(),
         summary: String::new(),
         state: super::cells::ToolState::Done,
+        preview: Preview::Checklist,
         output: list.into(),
         diff: None,
         expanded: false,
