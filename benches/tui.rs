@@ -56,6 +56,7 @@ fn frame_times() {
             is_error: false,
             diff: None,
             denied: false,
+            notices: Vec::new(),
         }));
     }
     let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();

@@ -55,6 +55,12 @@ pub struct Cli {
     #[arg(long, value_enum, value_name = "MODE")]
     pub sandbox: Option<crate::shell::SandboxMode>,
 
+    /// Trust this project's hooks (`[hooks]` in .agent/config.toml) and let
+    /// them run; remembered until the hooks change. Without it, a headless
+    /// run skips an untrusted project's hooks.
+    #[arg(long)]
+    pub trust_project: bool,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }

@@ -65,7 +65,19 @@ pub fn new_session_with(
 ) -> Session {
     let id = uuid::Uuid::new_v4().to_string();
     let history = config.paths.data_dir.join("history").join(&id);
-    let surface = Arc::new(new_surface(config, approver, cancel, Some(history)));
+    let mut surface = new_surface(config, approver, cancel, Some(history));
+    let hooks = config.active_hooks();
+    if !hooks.is_empty() {
+        surface = surface.with_hooks(crate::hooks::Hooks::new(
+            &hooks,
+            crate::hooks::HookEnv {
+                session_id: id.clone(),
+                cwd: config.workspace.clone(),
+                transcript_path: crate::session::transcript_path(&config.paths.data_dir, &id),
+            },
+        ));
+    }
+    let surface = Arc::new(surface);
     if let Some(lsp) = &surface.context().lsp {
         lsp.watch();
     }

@@ -10,6 +10,7 @@ pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod headless;
+pub mod hooks;
 pub mod llm;
 pub mod lsp;
 pub mod permission;

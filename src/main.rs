@@ -52,8 +52,16 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         sandbox: cli.sandbox,
     };
     let overrides = flags.over(Overrides::from_env()?);
-    let config = Config::load(Paths::from_env()?, &cwd, overrides)?;
+    let mut config = Config::load(Paths::from_env()?, &cwd, overrides)?;
     agent::session::set_log_dir(&config.paths.data_dir);
+    if cli.trust_project
+        && let Err(e) = config.trust_project()
+    {
+        eprintln!(
+            "agent: warning: trusting the project's hooks for this run only; could not record it under {}: {e}",
+            config.paths.data_dir.display()
+        );
+    }
     if let Some(Command::Permissions { action }) = &cli.command {
         return match action {
             PermissionsAction::Check { json, tool, args } => {
@@ -69,13 +77,65 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         };
     }
     let Some(prompt) = prompt else {
+        if config.untrusted_hooks().is_some() {
+            ask_trust(&mut config)?;
+        }
         let resolved = config.resolve_provider(&|name| std::env::var(name).ok())?;
         let provider = llm::connect(&resolved, &config.llm)?;
         return agent::tui::run(&config, provider, resolved.prices, cli.initial.clone()).await;
     };
+    if let Some(hooks) = config.untrusted_hooks() {
+        eprintln!(
+            "agent: note: {} defines {} hook(s) that did not run: this project is not trusted. \
+             Run once with --trust-project to trust it (or interactively, and answer yes).",
+            config.project_config().display(),
+            hooks.pre_tool_use.len() + hooks.post_tool_use.len()
+        );
+    }
     let resolved = config.resolve_provider(&|name| std::env::var(name).ok())?;
     let provider = llm::connect(&resolved, &config.llm)?;
     Ok(headless::run(&config, provider, &prompt, cli.output_format).await)
+}
+
+/// Before the full-screen UI opens: the project's hooks run commands on
+/// this machine, so the person says once whether they trust them.
+fn ask_trust(config: &mut Config) -> anyhow::Result<()> {
+    let Some(hooks) = config.untrusted_hooks() else {
+        return Ok(());
+    };
+    let mut text = format!(
+        "This project's {} defines hooks, commands agent would run around tool calls:\n",
+        config.project_config().display()
+    );
+    for (event, list) in [
+        ("PreToolUse", &hooks.pre_tool_use),
+        ("PostToolUse", &hooks.post_tool_use),
+    ] {
+        for h in list {
+            let matcher = if h.matcher.trim().is_empty() {
+                "*"
+            } else {
+                h.matcher.trim()
+            };
+            text.push_str(&format!("  {event} [{matcher}]: {}\n", h.command));
+        }
+    }
+    text.push_str(
+        "Trust this project and run them? Only say yes if you trust where it came from. [y/N] ",
+    );
+    eprint!("{text}");
+    let mut answer = String::new();
+    std::io::stdin()
+        .read_line(&mut answer)
+        .context("cannot read the answer from the terminal")?;
+    if matches!(answer.trim(), "y" | "Y" | "yes" | "Yes") {
+        if let Err(e) = config.trust_project() {
+            eprintln!("agent: warning: trusted for this run only; could not record it: {e}");
+        }
+    } else {
+        eprintln!("agent: the project's hooks will not run.");
+    }
+    Ok(())
 }
 
 /// Prints to stdout; a closed pipe (`| head`) is not an error worth a panic.

@@ -55,6 +55,9 @@ pub enum AgentEvent {
         diff: Option<String>,
         /// The gate refused it.
         denied: bool,
+        /// For the person: hooks that failed, hooks' messages.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        notices: Vec<String>,
     },
     Usage {
         step: Usage,
@@ -78,6 +81,8 @@ pub enum TurnError {
     Repeating { tool: String, times: u32 },
     #[error("cancelled")]
     Cancelled,
+    #[error("stopped by a hook: {0}")]
+    Halted(String),
 }
 
 /// The same call with the same result this many times ends the turn.
@@ -213,6 +218,7 @@ impl Session {
             }
             let results = self.run_calls(&calls, on_event, cancel).await;
             let mut repeated = None;
+            let halt = results.iter().find_map(|r| r.halt.clone());
             for (call, result) in calls.iter().zip(&results) {
                 let n = repeats.entry(fingerprint(call, result)).or_insert(0);
                 *n += 1;
@@ -229,6 +235,9 @@ impl Session {
             }
             if cancel.is_cancelled() {
                 return Err(TurnError::Cancelled);
+            }
+            if let Some(reason) = halt {
+                return Err(TurnError::Halted(reason));
             }
             if let Some(tool) = repeated {
                 return Err(TurnError::Repeating {
@@ -277,11 +286,28 @@ impl Session {
                     is_error: r.is_error,
                     diff: r.diff.clone(),
                     denied: r.denied,
+                    notices: r.notices.clone(),
                 });
                 results.push(r);
             }
             self.tool_calls += batch.len() as u64;
             i = end;
+            // A hook ended the turn: the rest are answered, not run, so the
+            // conversation stays well formed.
+            if results.iter().any(|r| r.halt.is_some()) {
+                for c in &calls[i..] {
+                    results.push(ToolResult {
+                        call_id: c.id.clone(),
+                        content: "Not run: a hook stopped the turn before this call.".into(),
+                        is_error: true,
+                        diff: None,
+                        denied: true,
+                        notices: Vec::new(),
+                        halt: None,
+                    });
+                }
+                break;
+            }
         }
         results
     }

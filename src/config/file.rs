@@ -21,6 +21,7 @@ pub struct ConfigFile {
     pub bash: Option<BashFile>,
     pub sandbox: Option<SandboxFile>,
     pub lsp: Option<LspFile>,
+    pub hooks: Option<crate::hooks::HooksFile>,
 }
 
 /// `[lsp]`: timing, and one `[lsp.<name>]` table per server.

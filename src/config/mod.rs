@@ -151,6 +151,12 @@ pub struct Config {
     /// a cloned repository must not start programs on its own).
     pub lsp_servers: std::collections::BTreeMap<String, crate::lsp::ServerConfig>,
     pub lsp_timing: crate::lsp::Timing,
+    /// Hooks from the user's config: always run.
+    pub hooks: crate::hooks::HooksFile,
+    /// Hooks from the project's config: run only once the person trusted
+    /// the project with exactly these hooks ([`Config::trust_project`]).
+    pub project_hooks: crate::hooks::HooksFile,
+    pub project_trusted: bool,
 }
 
 pub const DEFAULT_MAX_STEPS: u32 = 100;
@@ -194,6 +200,9 @@ impl Config {
             writable_roots: Vec::new(),
             lsp_servers: Default::default(),
             lsp_timing: Default::default(),
+            hooks: Default::default(),
+            project_hooks: Default::default(),
+            project_trusted: false,
         };
         let user_config = config.paths.user_config.clone();
         for (path, is_project) in [(user_config, false), (project_config, true)] {
@@ -202,6 +211,12 @@ impl Config {
                 config.sources.push(path);
             }
         }
+        config.project_trusted = !config.project_hooks.is_empty()
+            && crate::hooks::trust::is_trusted(
+                &config.paths.data_dir,
+                &config.workspace,
+                &config.project_hooks.fingerprint(),
+            );
         if let Some(n) = overrides.max_steps {
             config.max_steps = n;
         }
@@ -262,6 +277,18 @@ impl Config {
             // A cloned repository must not start programs on its own.
             if !is_project {
                 self.lsp_servers.extend(l.servers);
+            }
+        }
+        if let Some(h) = file.hooks {
+            h.validate().map_err(|(key, message)| ConfigError::Value {
+                file: path.to_path_buf(),
+                key,
+                message,
+            })?;
+            if is_project {
+                self.project_hooks.extend(h);
+            } else {
+                self.hooks.extend(h);
             }
         }
         if let Some(p) = file.permissions {
@@ -366,6 +393,34 @@ impl Config {
 
     pub fn yolo(&self) -> bool {
         self.overrides.yolo
+    }
+
+    /// The hooks that run: the user's, and the project's once trusted.
+    pub fn active_hooks(&self) -> crate::hooks::HooksFile {
+        let mut all = self.hooks.clone();
+        if self.project_trusted {
+            all.extend(self.project_hooks.clone());
+        }
+        all
+    }
+
+    /// Project hooks waiting for the person's trust.
+    pub fn untrusted_hooks(&self) -> Option<&crate::hooks::HooksFile> {
+        (!self.project_hooks.is_empty() && !self.project_trusted).then_some(&self.project_hooks)
+    }
+
+    /// The person trusts this project's hooks (as they are now); recorded
+    /// under the data directory so the question is asked once.
+    pub fn trust_project(&mut self) -> std::io::Result<()> {
+        self.project_trusted = true;
+        if self.project_hooks.is_empty() {
+            return Ok(());
+        }
+        crate::hooks::trust::record(
+            &self.paths.data_dir,
+            &self.workspace,
+            &self.project_hooks.fingerprint(),
+        )
     }
 
     /// Where "always" answers are saved.

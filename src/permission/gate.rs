@@ -5,7 +5,7 @@
 //! 1. a deny rule → deny (also under --yolo)
 //! 2. a banned command → deny (also under --yolo)
 //! 3. --yolo → allow
-//! 4. an ask rule → ask, no cache
+//! 4. an ask rule, or a PreToolUse hook asking about this very call → ask, no cache
 //! 5. a PreToolUse hook approved this very call → allow
 //! 6. needs no approval (read-only inside the workspace) → allow
 //! 7. HIGH risk → ask, never from any cache or rule
@@ -162,6 +162,7 @@ impl Drop for Responder {
 struct State {
     grants: HashSet<String>,
     hook_approved: HashSet<String>,
+    hook_asked: HashSet<String>,
     pending: HashMap<u64, oneshot::Sender<Answer>>,
     next_id: u64,
     waiting: usize,
@@ -237,6 +238,15 @@ impl Gate {
         self.shared.lock().hook_approved.insert(call_id.to_string());
     }
 
+    /// Marks a call a PreToolUse hook wants the person asked about (step 4).
+    pub fn ask_by_hook(&self, call_id: &str) {
+        self.shared.lock().hook_asked.insert(call_id.to_string());
+    }
+
+    pub fn yolo(&self) -> bool {
+        self.yolo.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Answers a pending request from any front end; the first answer wins.
     pub fn resolve(&self, id: u64, answer: Answer) -> bool {
         self.shared.resolve(id, answer)
@@ -289,6 +299,14 @@ impl Gate {
                 Decision::Ask,
                 format!("the rule `{}` in {} asks every time", r.text, r.source),
                 Some(r),
+                false,
+            );
+        }
+        if state.hook_asked.contains(call_id) {
+            return j(
+                Decision::Ask,
+                "a PreToolUse hook asks about this call".into(),
+                None,
                 false,
             );
         }
@@ -345,11 +363,16 @@ impl Gate {
         cancel: &CancellationToken,
     ) -> Result<(), Denial> {
         let judgment = self.judge(facts, call_id);
-        match judgment.decision {
+        let outcome = match judgment.decision {
             Decision::Allow => Ok(()),
             Decision::Deny => Err(Denial(self.deny_message(facts, &judgment))),
             Decision::Ask => self.ask(facts, call_id, &judgment, cancel).await,
-        }
+        };
+        // A hook's word is about this very call, whatever was decided.
+        let mut state = self.shared.lock();
+        state.hook_approved.remove(call_id);
+        state.hook_asked.remove(call_id);
+        outcome
     }
 
     fn deny_message(&self, facts: &CallFacts, j: &Judgment) -> String {
@@ -408,7 +431,7 @@ impl Gate {
             risk: facts.risk.clone(),
             scope: facts.scope.describe(&self.workspace),
             rules: facts.scope.rules(&self.workspace),
-            choices: if high || !judgment.cacheable && judgment.rule.is_some() {
+            choices: if high || !judgment.cacheable {
                 vec![Choice::Once, Choice::Deny]
             } else {
                 vec![Choice::Once, Choice::Session, Choice::Always, Choice::Deny]

@@ -43,11 +43,16 @@ pub fn log(line: &str) {
     }
 }
 
+/// Where the transcript of session `id` is (or will be) written.
+pub fn transcript_path(data_dir: &Path, id: &str) -> PathBuf {
+    data_dir.join("sessions").join(format!("{id}.json"))
+}
+
 /// Writes the transcript; returns where.
 pub fn save(data_dir: &Path, t: &Transcript<'_>) -> std::io::Result<PathBuf> {
     let dir = data_dir.join("sessions");
     std::fs::create_dir_all(&dir)?;
-    let path = dir.join(format!("{}.json", t.id));
+    let path = transcript_path(data_dir, t.id);
     let mut tmp = tempfile::NamedTempFile::new_in(&dir)?;
     serde_json::to_writer_pretty(&mut tmp, t)?;
     tmp.write_all(b"\n")?;

@@ -17,8 +17,9 @@ use super::{
     After, Effect, Preview, Tool, ToolContext, ToolError, bash, edit, fetch, glob, grep, jobs, ls,
     lsp_tools, multiedit, schema, todos, view, write,
 };
+use crate::hooks::{self, Event, HookCall, Hooks};
 use crate::llm::ToolSpec;
-use crate::permission::{CallFacts, Gate, Judgment};
+use crate::permission::{CallFacts, Decision, Gate, Judgment, Risk};
 
 /// A call as the model made it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,8 +37,20 @@ pub struct ToolResult {
     pub is_error: bool,
     /// The unified diff of a file change that happened, for front ends.
     pub diff: Option<String>,
-    /// The gate refused the call (a rule, a ban, or the person).
+    /// The gate refused the call (a rule, a ban, a hook, or the person).
     pub denied: bool,
+    /// For the person, not the model: hooks that failed, hooks' messages.
+    pub notices: Vec<String>,
+    /// A hook ended the turn, with this reason.
+    pub halt: Option<String>,
+}
+
+/// What hooks added to a call on the way.
+#[derive(Default)]
+struct HookEffects {
+    context: Vec<String>,
+    notices: Vec<String>,
+    halt: Option<String>,
 }
 
 /// Why a call produced no output: the gate refused it, or it failed.
@@ -123,6 +136,7 @@ pub struct Surface {
     tools: BTreeMap<&'static str, Arc<dyn DynTool>>,
     ctx: ToolContext,
     gate: Arc<Gate>,
+    hooks: Option<Arc<Hooks>>,
 }
 
 impl Surface {
@@ -132,6 +146,7 @@ impl Surface {
             tools: BTreeMap::new(),
             ctx,
             gate,
+            hooks: None,
         };
         s.register(view::View);
         s.register(ls::Ls);
@@ -149,6 +164,12 @@ impl Surface {
         s.register(todos::Todos);
         s.register(fetch::Fetch);
         s
+    }
+
+    /// Runs the person's PreToolUse / PostToolUse hooks around every call.
+    pub fn with_hooks(mut self, hooks: Hooks) -> Surface {
+        self.hooks = Some(Arc::new(hooks));
+        self
     }
 
     fn register<T: Tool>(&mut self, tool: T) {
@@ -204,7 +225,8 @@ impl Surface {
     pub async fn call(&self, call: &ToolCall, cancel: &CancellationToken) -> ToolResult {
         let mut ctx = self.ctx.clone();
         ctx.cancel = cancel.clone();
-        let outcome = AssertUnwindSafe(self.dispatch(call, ctx))
+        let mut effects = HookEffects::default();
+        let outcome = AssertUnwindSafe(self.dispatch(call, ctx, &mut effects))
             .catch_unwind()
             .await
             .unwrap_or_else(|panic| {
@@ -218,17 +240,23 @@ impl Surface {
                     call.name
                 ))))
             });
-        let (content, is_error, diff, denied) = match outcome {
+        let (mut content, is_error, diff, denied) = match outcome {
             Ok((text, diff)) => (text, false, diff, false),
             Err(Refusal::Denied(text)) => (text, true, None, true),
             Err(Refusal::Failed(e)) => (e.0, true, None, false),
         };
+        for c in &effects.context {
+            content.push_str("\n\nContext from a hook:\n");
+            content.push_str(c);
+        }
         ToolResult {
             call_id: call.id.clone(),
             content,
             is_error,
             diff,
             denied,
+            notices: effects.notices,
+            halt: effects.halt,
         }
     }
 
@@ -259,11 +287,23 @@ impl Surface {
         &self,
         call: &ToolCall,
         ctx: ToolContext,
+        effects: &mut HookEffects,
     ) -> Result<(String, Option<String>), Refusal> {
         let tool = self.lookup(&call.name)?;
         let args = parse_arguments(&call.name, &call.arguments)?;
-        let prepared = Arc::clone(tool).prepare(args)?;
-        let facts = prepared.facts(&ctx)?;
+        let mut prepared = Arc::clone(tool).prepare(args.clone())?;
+        let mut input = None;
+        let facts = match &self.hooks {
+            Some(hooks) if hooks.any(Event::PreToolUse, &call.name) => {
+                let hook_input = hooks::hook_input(&args, &|p| ctx.workspace.absolute(p));
+                let verdict = self.pre_hooks(hooks, call, &hook_input, &ctx.cancel).await;
+                effects.notices.extend(verdict.notices.iter().cloned());
+                effects.context.extend(verdict.context.iter().cloned());
+                input = Some(hook_input);
+                self.apply_pre_verdict(call, tool, &mut prepared, verdict, &ctx, effects)?
+            }
+            _ => prepared.facts(&ctx)?,
+        };
         self.gate
             .check(&facts, &call.id, &ctx.cancel)
             .await
@@ -275,7 +315,39 @@ impl Surface {
         }
         let lsp = ctx.lsp.clone();
         let display_ctx = ctx.workspace.clone();
-        let mut text = prepared.run(ctx).await?;
+        let cancel = ctx.cancel.clone();
+        let ran = prepared.run(ctx).await;
+        if let Some(hooks) = &self.hooks
+            && hooks.any(Event::PostToolUse, &call.name)
+        {
+            let input = input.unwrap_or_else(|| {
+                let args = parse_arguments(&call.name, &call.arguments).unwrap_or_default();
+                hooks::hook_input(&args, &|p| display_ctx.absolute(p))
+            });
+            let response = match &ran {
+                Ok(text) => serde_json::json!({"content": text, "is_error": false}),
+                Err(e) => serde_json::json!({"content": e.0, "is_error": true}),
+            };
+            let hook_call = HookCall {
+                tool: &call.name,
+                id: &call.id,
+                input: &input,
+                permission_mode: self.permission_mode(),
+            };
+            let v = hooks
+                .run(Event::PostToolUse, &hook_call, Some(&response), &cancel)
+                .await;
+            effects.notices.extend(v.notices.iter().cloned());
+            if v.decision == Some(Decision::Deny) {
+                effects.context.push(format!(
+                    "A PostToolUse hook objected to this call (it already ran): {}",
+                    v.reason("no reason given")
+                ));
+            }
+            effects.context.extend(v.context);
+            effects.halt = effects.halt.take().or(v.halt);
+        }
+        let mut text = ran?;
         // After-effects: language servers see what was read or changed.
         if let (Some(lsp), crate::permission::Subjects::Paths(paths)) = (lsp, &facts.subjects) {
             match tool.after() {
@@ -297,6 +369,83 @@ impl Surface {
             }
         }
         Ok((text, facts.diff))
+    }
+}
+
+impl Surface {
+    fn permission_mode(&self) -> &'static str {
+        if self.gate.yolo() {
+            "bypassPermissions"
+        } else {
+            "default"
+        }
+    }
+
+    async fn pre_hooks(
+        &self,
+        hooks: &Hooks,
+        call: &ToolCall,
+        input: &serde_json::Map<String, Value>,
+        cancel: &CancellationToken,
+    ) -> hooks::Verdict {
+        let hook_call = HookCall {
+            tool: &call.name,
+            id: &call.id,
+            input,
+            permission_mode: self.permission_mode(),
+        };
+        hooks.run(Event::PreToolUse, &hook_call, None, cancel).await
+    }
+
+    /// Applies what PreToolUse hooks decided: a halt or a denial is the
+    /// result; a rewrite is validated and judged afresh; allow and ask go
+    /// to the gate for this call only. Returns the facts the gate judges.
+    fn apply_pre_verdict(
+        &self,
+        call: &ToolCall,
+        tool: &Arc<dyn DynTool>,
+        prepared: &mut Box<dyn PreparedCall>,
+        verdict: hooks::Verdict,
+        ctx: &ToolContext,
+        effects: &mut HookEffects,
+    ) -> Result<CallFacts, Refusal> {
+        if let Some(reason) = verdict.halt {
+            effects.halt = Some(reason.clone());
+            return Err(Refusal::Denied(format!(
+                "A PreToolUse hook stopped the turn before this `{}` call ran: {reason}",
+                call.name
+            )));
+        }
+        if verdict.decision == Some(Decision::Deny) {
+            return Err(Refusal::Denied(format!(
+                "A PreToolUse hook blocked this `{}` call: {}. Do not retry it unchanged; choose another way, or tell the person what you needed.",
+                call.name,
+                verdict.reason("no reason given")
+            )));
+        }
+        let rewritten = verdict.updated_input.is_some();
+        if let Some(new) = verdict.updated_input {
+            let before = hooks::hook_input(
+                &parse_arguments(&call.name, &call.arguments).unwrap_or_default(),
+                &|p| ctx.workspace.absolute(p),
+            );
+            let args = hooks::rewritten_args(new, &before);
+            *prepared = Arc::clone(tool).prepare(args).map_err(|e| {
+                ToolError::new(format!(
+                    "A PreToolUse hook rewrote this call's arguments, and the rewrite is invalid: {e}"
+                ))
+            })?;
+        }
+        let facts = prepared.facts(ctx)?;
+        match verdict.decision {
+            // A rewrite the hook made HIGH risk is still put to the person.
+            Some(Decision::Allow) if !(rewritten && facts.risk.level == Risk::High) => {
+                self.gate.approve_by_hook(&call.id)
+            }
+            Some(Decision::Ask) => self.gate.ask_by_hook(&call.id),
+            _ => {}
+        }
+        Ok(facts)
     }
 }
 

@@ -315,8 +315,12 @@ impl App {
                 is_error,
                 diff,
                 denied,
+                notices,
                 ..
             } => {
+                for n in &notices {
+                    self.notice(n, true);
+                }
                 if let Some(&i) = self.tools.get(&id)
                     && let Some(t) = self.tool_mut(i)
                 {

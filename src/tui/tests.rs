@@ -74,6 +74,7 @@ fn conversation() -> App {
         is_error: false,
         diff: Some("--- a/src/main.rs\n+++ b/src/main.rs\n@@ -1,3 +1,3 @@\n fn main() {\n-    println!(\"helo\");\n+    println!(\"hello\");\n }\n".into()),
         denied: false,
+        notices: Vec::new(),
     });
     ev(
         &mut a,
@@ -97,6 +98,7 @@ fn conversation() -> App {
             is_error: false,
             diff: None,
             denied: false,
+            notices: Vec::new(),
         },
     );
     ev(
@@ -118,6 +120,7 @@ fn conversation() -> App {
             is_error: true,
             diff: None,
             denied: true,
+            notices: Vec::new(),
         },
     );
     ev(
@@ -139,6 +142,7 @@ fn conversation() -> App {
             is_error: true,
             diff: None,
             denied: false,
+            notices: Vec::new(),
         },
     );
     ev(
@@ -433,6 +437,7 @@ fn a_task_list_is_shown_whole() {
             is_error: false,
             diff: None,
             denied: false,
+            notices: Vec::new(),
         },
     );
     let s = screen(&mut a, 60, 20, Instant::now());
