@@ -9,7 +9,7 @@ use std::time::Instant;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{AgentEvent, Session, TurnError, system_prompt};
+use crate::agent::{AgentEvent, NobodyToAsk, Session, SubAgents, TurnError, system_prompt};
 use crate::cli::OutputFormat;
 use crate::config::Config;
 use crate::llm::Provider;
@@ -20,11 +20,13 @@ use crate::tools::{Surface, ToolContext, Workspace};
 pub const EXIT_CANCELLED: u8 = 130;
 
 /// The one Surface of a session, with its gate, as every front end builds it.
+/// With a `provider`, its `agent` tool can start read-only sub-agents.
 pub fn new_surface(
     config: &Config,
     approver: Arc<dyn Approver>,
     cancel: &CancellationToken,
     history: Option<std::path::PathBuf>,
+    provider: Option<Arc<dyn Provider>>,
 ) -> Surface {
     let ctx = ToolContext::new(
         Workspace::new(config.workspace.clone()),
@@ -39,20 +41,29 @@ pub fn new_surface(
         config.paths.data_dir.clone(),
         config.lsp_timing.clone(),
     )));
-    let ctx = match history {
+    let mut ctx = match history {
         Some(dir) => ctx.with_history(dir),
         None => ctx,
     };
-    let gate = Gate::new(
-        GateConfig {
-            rules: config.rule_set(),
-            yolo: config.yolo(),
-            workspace: config.workspace.clone(),
-            project_config: config.project_config(),
-        },
-        approver,
-    );
-    Surface::new(ctx, Arc::new(gate))
+    let gate_config = || GateConfig {
+        rules: config.rule_set(),
+        yolo: config.yolo(),
+        workspace: config.workspace.clone(),
+        project_config: config.project_config(),
+    };
+    if let Some(provider) = provider {
+        // The same rules judge a sub-agent's calls; nobody is asked.
+        let gate = Gate::new(gate_config(), Arc::new(NobodyToAsk));
+        let surface = Surface::read_only(ctx.for_sub_agent(), Arc::new(gate));
+        ctx = ctx.with_delegate(Arc::new(SubAgents::new(
+            provider,
+            Arc::new(surface),
+            &config.workspace,
+            config.max_steps,
+            config.paths.data_dir.clone(),
+        )));
+    }
+    Surface::new(ctx, Arc::new(Gate::new(gate_config(), approver)))
 }
 
 /// A new session with its own id, file history and Surface; every front end
@@ -65,7 +76,13 @@ pub fn new_session_with(
 ) -> Session {
     let id = uuid::Uuid::new_v4().to_string();
     let history = config.paths.data_dir.join("history").join(&id);
-    let mut surface = new_surface(config, approver, cancel, Some(history));
+    let mut surface = new_surface(
+        config,
+        approver,
+        cancel,
+        Some(history),
+        Some(Arc::clone(&provider)),
+    );
     let hooks = config.active_hooks();
     if !hooks.is_empty() {
         surface = surface.with_hooks(crate::hooks::Hooks::new(
@@ -282,6 +299,7 @@ pub fn permissions_check(
         config,
         Arc::new(HeadlessApprover),
         &CancellationToken::new(),
+        None,
         None,
     );
     let call = crate::tools::ToolCall {

@@ -124,6 +124,7 @@ fn first_request_carries_prompt_system_tools_and_credentials() {
                 assert_eq!(
                     names,
                     [
+                        "agent",
                         "bash",
                         "diagnostics",
                         "edit",
@@ -141,7 +142,7 @@ fn first_request_carries_prompt_system_tools_and_credentials() {
                         "write"
                     ]
                 );
-                let view = &b["tools"][13]["function"];
+                let view = &b["tools"][14]["function"];
                 assert_eq!(view["parameters"]["required"], json!(["path"]));
                 assert!(view["description"].as_str().unwrap().contains("2000 lines"));
             }
@@ -161,6 +162,7 @@ fn first_request_carries_prompt_system_tools_and_credentials() {
                 assert_eq!(
                     names,
                     [
+                        "agent",
                         "bash",
                         "diagnostics",
                         "edit",
@@ -178,7 +180,7 @@ fn first_request_carries_prompt_system_tools_and_credentials() {
                         "write"
                     ]
                 );
-                assert_eq!(b["tools"][13]["input_schema"]["required"], json!(["path"]));
+                assert_eq!(b["tools"][14]["input_schema"]["required"], json!(["path"]));
             }
         }
     }
@@ -308,7 +310,7 @@ fn bad_calls_become_tool_results_not_crashes() {
         let r = result_texts(&mock.requests()[1]);
         assert_eq!(
             r[0],
-            "unknown tool `delete_everything`; available tools: bash, diagnostics, edit, fetch, glob, grep, job_kill, job_output, ls, lsp_restart, multiedit, references, todos, view, write",
+            "unknown tool `delete_everything`; available tools: agent, bash, diagnostics, edit, fetch, glob, grep, job_kill, job_output, ls, lsp_restart, multiedit, references, todos, view, write",
             "{wire:?}"
         );
         assert!(

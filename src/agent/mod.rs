@@ -5,6 +5,7 @@
 //! them, and it never looks at a tool's name.
 
 mod prompt;
+mod subagent;
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -15,11 +16,12 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 pub use prompt::system_prompt;
+pub use subagent::{NobodyToAsk, SubAgents};
 
 use crate::llm::{
     Content, LlmError, Message, Provider, Request, Role, StreamEvent, ToolSpec, Usage,
 };
-use crate::tools::{Preview, Surface, ToolCall, ToolResult};
+use crate::tools::{Preview, ProgressEvent, Surface, ToolCall, ToolResult};
 
 /// What happens during a turn, as it happens.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -58,6 +60,11 @@ pub enum AgentEvent {
         /// For the person: hooks that failed, hooks' messages.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         notices: Vec<String>,
+    },
+    /// A running call's step (a sub-agent's tool call), for the person.
+    ToolProgress {
+        id: String,
+        text: String,
     },
     Usage {
         step: Usage,
@@ -277,7 +284,33 @@ impl Session {
                 });
             }
             let surface = &self.surface;
-            let done = join_all(batch.iter().map(|c| surface.call(c, cancel))).await;
+            // Sub-agents report steps and token usage while they run.
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            let running = join_all(
+                batch
+                    .iter()
+                    .map(|c| surface.call_reporting(c, cancel, Some(tx.clone()))),
+            );
+            drop(tx);
+            tokio::pin!(running);
+            let mut usage = self.usage;
+            let mut report = |(id, ev): (String, ProgressEvent)| match ev {
+                ProgressEvent::Step(text) => on_event(AgentEvent::ToolProgress { id, text }),
+                ProgressEvent::Usage(step) => {
+                    usage += step;
+                    on_event(AgentEvent::Usage { step, total: usage });
+                }
+            };
+            let done = loop {
+                tokio::select! {
+                    done = &mut running => break done,
+                    Some(p) = rx.recv() => report(p),
+                }
+            };
+            while let Ok(p) = rx.try_recv() {
+                report(p);
+            }
+            self.usage = usage;
             for (c, r) in batch.iter().zip(done) {
                 on_event(AgentEvent::ToolResult {
                     id: c.id.clone(),

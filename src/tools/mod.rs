@@ -15,6 +15,7 @@ mod ls;
 mod lsp_tools;
 mod multiedit;
 mod schema;
+mod subagent;
 mod surface;
 mod todos;
 mod tracker;
@@ -33,6 +34,7 @@ use crate::shell::paths::Place;
 use crate::shell::{Ban, Sandbox};
 
 pub use bash::BashLimits;
+pub use subagent::{Delegate, READ_ONLY_TOOLS};
 pub use surface::{Surface, ToolCall, ToolResult};
 pub use tracker::{FileStamp, ReadTracker};
 pub use workspace::Workspace;
@@ -84,6 +86,41 @@ impl std::fmt::Display for ToolError {
     }
 }
 
+/// What a running call reports before its result: a sub-agent's steps and
+/// the tokens they cost.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProgressEvent {
+    Step(String),
+    Usage(crate::llm::Usage),
+}
+
+/// Where a call reports progress, tagged with its call id; nowhere when
+/// the caller does not listen.
+#[derive(Debug, Clone, Default)]
+pub struct Progress {
+    call_id: String,
+    tx: Option<tokio::sync::mpsc::UnboundedSender<(String, ProgressEvent)>>,
+}
+
+impl Progress {
+    pub fn new(
+        call_id: &str,
+        tx: tokio::sync::mpsc::UnboundedSender<(String, ProgressEvent)>,
+    ) -> Progress {
+        Progress {
+            call_id: call_id.to_string(),
+            tx: Some(tx),
+        }
+    }
+
+    pub fn send(&self, event: ProgressEvent) {
+        if let Some(tx) = &self.tx {
+            // A caller that stopped listening loses nothing it needs.
+            let _ = tx.send((self.call_id.clone(), event));
+        }
+    }
+}
+
 /// What every tool call can use.
 #[derive(Clone)]
 pub struct ToolContext {
@@ -103,6 +140,10 @@ pub struct ToolContext {
     pub history: Arc<files::FileHistory>,
     /// The model's task list (`todos`).
     pub todos: Arc<todos::TodoList>,
+    /// Runs sub-agents (`agent`); `None` inside a sub-agent.
+    pub delegate: Option<Arc<dyn Delegate>>,
+    /// This call's progress reports.
+    pub progress: Progress,
 }
 
 impl ToolContext {
@@ -119,6 +160,27 @@ impl ToolContext {
             lsp: None,
             history: Arc::new(files::FileHistory::new(None)),
             todos: Arc::default(),
+            delegate: None,
+            progress: Progress::default(),
+        }
+    }
+
+    /// Lets the `agent` tool start sub-agents through `delegate`.
+    pub fn with_delegate(mut self, delegate: Arc<dyn Delegate>) -> ToolContext {
+        self.delegate = Some(delegate);
+        self
+    }
+
+    /// The context a sub-agent's tools get: the same project, language
+    /// servers and limits, but its own read tracker (its reads do not let
+    /// the parent edit files the parent never saw) and no sub-agents.
+    pub fn for_sub_agent(&self) -> ToolContext {
+        ToolContext {
+            tracker: Arc::new(ReadTracker::default()),
+            todos: Arc::default(),
+            delegate: None,
+            progress: Progress::default(),
+            ..self.clone()
         }
     }
 

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     After, Effect, Preview, Tool, ToolContext, ToolError, bash, edit, fetch, glob, grep, jobs, ls,
-    lsp_tools, multiedit, schema, todos, view, write,
+    lsp_tools, multiedit, schema, subagent, todos, view, write,
 };
 use crate::hooks::{self, Event, HookCall, Hooks};
 use crate::llm::ToolSpec;
@@ -163,6 +163,16 @@ impl Surface {
         s.register(lsp_tools::LspRestart);
         s.register(todos::Todos);
         s.register(fetch::Fetch);
+        s.register(subagent::SubAgent);
+        s
+    }
+
+    /// A sub-agent's Surface: only the tools that read and search
+    /// ([`READ_ONLY_TOOLS`](super::READ_ONLY_TOOLS)), no hooks, no `agent`.
+    pub fn read_only(ctx: ToolContext, gate: Arc<Gate>) -> Surface {
+        let mut s = Surface::new(ctx, gate);
+        s.tools
+            .retain(|name, _| super::READ_ONLY_TOOLS.contains(name));
         s
     }
 
@@ -223,8 +233,21 @@ impl Surface {
     /// cancelling it unblocks a waiting approval (as denied) and stops the
     /// tool.
     pub async fn call(&self, call: &ToolCall, cancel: &CancellationToken) -> ToolResult {
+        self.call_reporting(call, cancel, None).await
+    }
+
+    /// [`Surface::call`], with the call's progress reports sent to `progress`.
+    pub async fn call_reporting(
+        &self,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+        progress: Option<tokio::sync::mpsc::UnboundedSender<(String, super::ProgressEvent)>>,
+    ) -> ToolResult {
         let mut ctx = self.ctx.clone();
         ctx.cancel = cancel.clone();
+        if let Some(tx) = progress {
+            ctx.progress = super::Progress::new(&call.id, tx);
+        }
         let mut effects = HookEffects::default();
         let outcome = AssertUnwindSafe(self.dispatch(call, ctx, &mut effects))
             .catch_unwind()

@@ -335,6 +335,16 @@ impl App {
                     t.diff = diff;
                 }
             }
+            AgentEvent::ToolProgress { id, text } => {
+                if let Some(&i) = self.tools.get(&id)
+                    && let Some(t) = self.tool_mut(i)
+                {
+                    if !t.output.is_empty() {
+                        t.output.push('\n');
+                    }
+                    t.output.push_str(&text);
+                }
+            }
             AgentEvent::Usage { total, .. } => self.usage = total,
         }
     }

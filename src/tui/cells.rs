@@ -220,7 +220,10 @@ impl Cell for ToolCell {
         let expanded = self.expanded || self.is_task_list();
         let shown: Vec<Line<'static>> = if expanded || total <= PREVIEW_LINES {
             body
-        } else if self.diff.is_none() && self.preview == Preview::Tail {
+        } else if self.diff.is_none()
+            && (self.preview == Preview::Tail || matches!(self.state, ToolState::Running(_)))
+        {
+            // While it runs, the output is a progress log: its end is news.
             body.into_iter().skip(total - PREVIEW_LINES).collect()
         } else {
             body.into_iter().take(PREVIEW_LINES).collect()

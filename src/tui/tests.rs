@@ -477,3 +477,57 @@ fn a_task_list_is_shown_whole() {
             .contains(Modifier::CROSSED_OUT)
     );
 }
+
+#[test]
+fn sub_agent_progress_shows_its_latest_steps_then_the_report() {
+    let mut a = app();
+    ev(
+        &mut a,
+        AgentEvent::ToolCall {
+            id: "s".into(),
+            name: "agent".into(),
+            arguments: "{}".into(),
+            summary: "find the loader".into(),
+            preview: Preview::Head,
+        },
+    );
+    for i in 1..=7 {
+        ev(
+            &mut a,
+            AgentEvent::ToolProgress {
+                id: "s".into(),
+                text: format!("grep step{i}"),
+            },
+        );
+    }
+    let s = screen(&mut a, 60, 20, Instant::now());
+    assert!(s.contains("agent find the loader  (running"), "{s}");
+    for i in 3..=7 {
+        assert!(
+            s.contains(&format!("grep step{i}")),
+            "missing step {i} in\n{s}"
+        );
+    }
+    assert!(
+        !s.contains("grep step1") && !s.contains("grep step2 "),
+        "{s}"
+    );
+    ev(
+        &mut a,
+        AgentEvent::ToolResult {
+            id: "s".into(),
+            name: "agent".into(),
+            content: "The loader is src/config.rs:1.".into(),
+            is_error: false,
+            diff: None,
+            denied: false,
+            notices: Vec::new(),
+        },
+    );
+    let s = screen(&mut a, 60, 20, Instant::now());
+    assert!(s.contains("The loader is src/config.rs:1."), "{s}");
+    assert!(
+        !s.contains("grep step"),
+        "progress replaced by the report:\n{s}"
+    );
+}

@@ -1,0 +1,118 @@
+//! Sub-agents: the `agent` tool's child sessions. Each child is a fresh
+//! [`Session`] on a read-only [`Surface`] (no hooks, no `agent` tool, so no
+//! nesting) whose gate has nobody to ask. Only the child's final text goes
+//! back to the parent; its steps and token usage are reported as progress,
+//! and its transcript is saved like any session's.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+use super::{AgentEvent, Session, TurnError};
+use crate::llm::Provider;
+use crate::permission::{Answer, ApprovalRequest, Approver, Responder};
+use crate::tools::{Delegate, Progress, ProgressEvent, Surface, render};
+
+pub struct SubAgents {
+    provider: Arc<dyn Provider>,
+    surface: Arc<Surface>,
+    system: String,
+    max_steps: u32,
+    data_dir: PathBuf,
+    workspace: PathBuf,
+}
+
+impl SubAgents {
+    pub fn new(
+        provider: Arc<dyn Provider>,
+        surface: Arc<Surface>,
+        workspace: &Path,
+        max_steps: u32,
+        data_dir: PathBuf,
+    ) -> SubAgents {
+        let date = time::OffsetDateTime::now_utc().date();
+        let system = render(
+            include_str!("../../templates/subagent.md"),
+            &[
+                ("cwd", workspace.display().to_string()),
+                (
+                    "platform",
+                    format!("{} ({})", std::env::consts::OS, std::env::consts::ARCH),
+                ),
+                ("date", date.to_string()),
+                ("tools", surface.names().join(", ")),
+            ],
+        );
+        SubAgents {
+            provider,
+            surface,
+            system,
+            max_steps,
+            data_dir,
+            workspace: workspace.to_path_buf(),
+        }
+    }
+}
+
+impl Delegate for SubAgents {
+    fn run(
+        &self,
+        task: String,
+        progress: Progress,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Result<String, String>> {
+        let mut child = Session::new(
+            uuid::Uuid::new_v4().to_string(),
+            Arc::clone(&self.provider),
+            Arc::clone(&self.surface),
+            self.system.clone(),
+            self.max_steps,
+        );
+        let data_dir = self.data_dir.clone();
+        let workspace = self.workspace.clone();
+        Box::pin(async move {
+            let on_event = |ev: AgentEvent| match ev {
+                AgentEvent::ToolCall { name, summary, .. } => {
+                    progress.send(ProgressEvent::Step(format!("{name} {summary}")))
+                }
+                AgentEvent::Usage { step, .. } => progress.send(ProgressEvent::Usage(step)),
+                _ => {}
+            };
+            let outcome = child.run_turn(&task, &on_event, &cancel).await;
+            let (provider, model) = child.provider().describe();
+            let transcript = crate::session::Transcript {
+                id: &child.id,
+                provider,
+                model,
+                cwd: &workspace,
+                usage: child.usage(),
+                messages: child.messages(),
+            };
+            if let Err(e) = crate::session::save(&data_dir, &transcript) {
+                crate::session::log(&format!("could not save a sub-agent's transcript: {e}"));
+            }
+            match outcome {
+                Ok(text) => Ok(text),
+                Err(TurnError::Cancelled) => Err("it was cancelled".into()),
+                Err(e) => Err(e.to_string()),
+            }
+        })
+    }
+}
+
+/// A sub-agent's approver: nobody can be asked, and the explanation tells
+/// the child to do without.
+pub struct NobodyToAsk;
+
+impl Approver for NobodyToAsk {
+    fn request(&self, r: ApprovalRequest, responder: Responder) {
+        let explanation = format!(
+            "This `{}` call needs the person's approval ({} risk: {}), and a sub-agent cannot ask anyone. \
+             Do not retry it; work with what you can read, and say in your report what you could not.",
+            r.tool, r.risk.level, r.risk.reason
+        );
+        responder.answer(Answer::Unavailable { explanation });
+    }
+}
