@@ -5,7 +5,9 @@
 //!   where each extra trip is a call to a tool that does no work; wall time
 //!   (which includes the mock's own work) and the agent's CPU time;
 //! - peak resident memory of a headless run (GNU time's %M; getrusage of
-//!   children would count the forking parent's pages).
+//!   children would count the forking parent's pages);
+//! - the added cost of a PreToolUse hook (`true`) on each tool call:
+//!   (T(N hooked views) - T(N plain views)) / N.
 //!
 //! Run with `cargo bench --bench headless`.
 
@@ -88,7 +90,43 @@ fn peak_rss_kib(p: &Project, wire: Wire, trips: usize) -> Option<u64> {
         .ok()
 }
 
+/// Wall time of a run of `calls` `view` calls, one per round trip.
+fn views_run(p: &Project, calls: usize) -> Duration {
+    let mut s: Vec<Step> = (0..calls)
+        .map(|i| {
+            Step::Reply(Reply::tools(vec![ToolCall {
+                id: format!("v{i}"),
+                name: "view".into(),
+                arguments: json!({ "path": "a.txt" }).to_string(),
+            }]))
+        })
+        .collect();
+    s.push(Step::Reply(Reply::text("done")));
+    let mock = MockLlm::start(s);
+    let started = Instant::now();
+    p.run(&mock, Wire::OpenAi, "go", &["--max-steps", "1000"])
+        .assert_ok();
+    started.elapsed()
+}
+
+fn hook_cost() {
+    const CALLS: usize = 100;
+    let p = Project::new();
+    p.file("a.txt", "alpha\n");
+    let plain = median((0..RUNS).map(|_| views_run(&p, CALLS)).collect());
+    p.user_config(&format!(
+        "{}[[hooks.PreToolUse]]\nmatcher = \"view\"\ncommand = \"true\"\n",
+        support::project::FAST_LLM
+    ));
+    let hooked = median((0..RUNS).map(|_| views_run(&p, CALLS)).collect());
+    println!(
+        "PreToolUse hook `true`: {CALLS} views {plain:?} plain, {hooked:?} hooked => {:?} per hooked call",
+        hooked.saturating_sub(plain) / CALLS as u32
+    );
+}
+
 fn main() {
+    hook_cost();
     let p = Project::new();
     let version: Vec<Duration> = (0..50)
         .map(|_| {

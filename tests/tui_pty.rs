@@ -108,3 +108,43 @@ fn approvals_in_the_terminal() {
     tui.wait_for("Interrupted.");
     tui.wait_for("Cancelled by the person");
 }
+
+#[test]
+fn untrusted_project_hooks_are_put_to_the_person_first() {
+    let p = Project::new();
+    let marker = p.home().join("hook-ran");
+    p.file(
+        ".agent/config.toml",
+        &format!(
+            "[[hooks.PreToolUse]]\nmatcher = \"view\"\ncommand = \"touch {}\"\n",
+            marker.display()
+        ),
+    );
+    p.file("a.txt", "alpha\n");
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools(vec![call(
+            "v",
+            "view",
+            json!({"path": "a.txt"}),
+        )])),
+        Step::Reply(Reply::text("Read it.")),
+    ]);
+    let mut tui = Tui::start(&p, &mock.openai_base());
+    tui.wait_for("Trust this project and run them?");
+    assert!(
+        tui.text()
+            .contains(&format!("PreToolUse [view]: touch {}", marker.display())),
+        "{}",
+        tui.text()
+    );
+    tui.send("y\r");
+    tui.wait_for("Enter sends");
+    tui.prompt("read a.txt");
+    tui.wait_for("Read it.");
+    assert!(marker.exists(), "the trusted hook did not run");
+    let trusted = std::fs::read_to_string(p.home().join("data/trusted-projects.json")).unwrap();
+    assert!(
+        trusted.contains(&p.root().display().to_string()),
+        "{trusted}"
+    );
+}
