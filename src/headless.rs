@@ -222,6 +222,11 @@ pub async fn run(
     let on_event = |ev: AgentEvent| {
         if format == OutputFormat::StreamJson {
             emit(serde_json::to_value(&ev).unwrap_or_default());
+        } else if let AgentEvent::ToolResult { notices, .. } = &ev {
+            // Hooks that failed: the person hears of it, the answer stays clean.
+            for n in notices {
+                eprintln!("agent: {n}");
+            }
         }
     };
     let outcome = session.run_turn(prompt, &on_event, &cancel).await;

@@ -472,3 +472,25 @@ fn bad_matcher_is_a_config_error_with_its_place() {
         run.stderr
     );
 }
+
+#[test]
+fn text_mode_reports_failed_hooks_on_stderr() {
+    let p = Project::new();
+    let crash = script(&p, "crash.sh", "echo 'no such linter' >&2; exit 127");
+    p.user_config(&with_fast_llm(&hook_config("PreToolUse", "", &crash, "")));
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools(vec![call("c1", "ls", json!({}))])),
+        Step::Reply(Reply::text("listed")),
+    ]);
+    let run = p.run(&mock, Wire::OpenAi, "go", &[]);
+    run.assert_ok();
+    assert_eq!(run.stdout.trim(), "listed");
+    assert!(
+        run.stderr.contains("agent: PreToolUse hook `")
+            && run
+                .stderr
+                .contains("failed (exit 127): no such linter; the call went ahead"),
+        "{}",
+        run.stderr
+    );
+}

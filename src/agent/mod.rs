@@ -146,6 +146,9 @@ impl Session {
 
     /// Talks to another model from the next request on.
     pub fn set_provider(&mut self, provider: Arc<dyn Provider>) {
+        if let Some(d) = &self.surface.context().delegate {
+            d.set_provider(Arc::clone(&provider));
+        }
         self.provider = provider;
     }
 

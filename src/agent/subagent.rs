@@ -5,7 +5,7 @@
 //! and its transcript is saved like any session's.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
@@ -16,7 +16,7 @@ use crate::permission::{Answer, ApprovalRequest, Approver, Responder};
 use crate::tools::{Delegate, Progress, ProgressEvent, Surface, render};
 
 pub struct SubAgents {
-    provider: Arc<dyn Provider>,
+    provider: Mutex<Arc<dyn Provider>>,
     surface: Arc<Surface>,
     system: String,
     max_steps: u32,
@@ -46,7 +46,7 @@ impl SubAgents {
             ],
         );
         SubAgents {
-            provider,
+            provider: Mutex::new(provider),
             surface,
             system,
             max_steps,
@@ -65,7 +65,7 @@ impl Delegate for SubAgents {
     ) -> BoxFuture<'static, Result<String, String>> {
         let mut child = Session::new(
             uuid::Uuid::new_v4().to_string(),
-            Arc::clone(&self.provider),
+            Arc::clone(&self.provider.lock().unwrap_or_else(|p| p.into_inner())),
             Arc::clone(&self.surface),
             self.system.clone(),
             self.max_steps,
@@ -99,6 +99,10 @@ impl Delegate for SubAgents {
                 Err(e) => Err(e.to_string()),
             }
         })
+    }
+
+    fn set_provider(&self, provider: Arc<dyn Provider>) {
+        *self.provider.lock().unwrap_or_else(|p| p.into_inner()) = provider;
     }
 }
 

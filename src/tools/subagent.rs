@@ -25,6 +25,9 @@ pub trait Delegate: Send + Sync {
         progress: super::Progress,
         cancel: CancellationToken,
     ) -> BoxFuture<'static, Result<String, String>>;
+
+    /// Children started from now on talk to this model (`/model`).
+    fn set_provider(&self, provider: std::sync::Arc<dyn crate::llm::Provider>);
 }
 
 pub struct SubAgent;
