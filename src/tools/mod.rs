@@ -6,6 +6,7 @@
 
 mod bash;
 mod edit;
+mod external;
 mod fetch;
 mod files;
 mod glob;
@@ -33,6 +34,7 @@ use crate::shell::paths::Place;
 use crate::shell::{Ban, Sandbox};
 
 pub use bash::BashLimits;
+pub use external::{ExternalTool, ExternalTools};
 pub use surface::{Surface, ToolCall, ToolResult};
 pub use tracker::{FileStamp, ReadTracker};
 pub use workspace::Workspace;
