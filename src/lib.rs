@@ -12,6 +12,7 @@ pub mod config;
 pub mod headless;
 pub mod llm;
 pub mod lsp;
+pub mod mcp;
 pub mod permission;
 pub mod session;
 pub mod shell;

@@ -21,6 +21,9 @@ pub struct ConfigFile {
     pub bash: Option<BashFile>,
     pub sandbox: Option<SandboxFile>,
     pub lsp: Option<LspFile>,
+    /// `[mcp.<name>]`: MCP servers (the user's file only).
+    #[serde(default)]
+    pub mcp: BTreeMap<String, crate::mcp::ServerConfig>,
 }
 
 /// `[lsp]`: timing, and one `[lsp.<name>]` table per server.

@@ -105,6 +105,8 @@ pub struct ToolContext {
     pub history: Arc<files::FileHistory>,
     /// The model's task list (`todos`).
     pub todos: Arc<todos::TodoList>,
+    /// The session's MCP servers, when any are configured.
+    pub mcp: Option<Arc<crate::mcp::McpManager>>,
 }
 
 impl ToolContext {
@@ -121,11 +123,17 @@ impl ToolContext {
             lsp: None,
             history: Arc::new(files::FileHistory::new(None)),
             todos: Arc::default(),
+            mcp: None,
         }
     }
 
     pub fn with_lsp(mut self, lsp: Arc<crate::lsp::LspManager>) -> ToolContext {
         self.lsp = Some(lsp);
+        self
+    }
+
+    pub fn with_mcp(mut self, mcp: Arc<crate::mcp::McpManager>) -> ToolContext {
+        self.mcp = Some(mcp);
         self
     }
 
