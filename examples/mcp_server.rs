@@ -4,10 +4,13 @@
 //! - `crash`: writes to stderr and exits with code 3, mid-call;
 //! - `picture`: text and an image, to show how other contents read;
 //! - `fail`: a result marked as an error;
-//! - `sleep`: waits `secs` seconds (timeouts, cancellation).
+//! - `sleep`: waits `secs` seconds (timeouts, cancellation);
+//! - `whoami`: the Authorization header of the HTTP request, if any.
 //!
 //! `MCP_SERVER_DELAY_MS` delays the start; `MCP_SERVER_PIDS` gets one line
 //! per start with the process id. Its instructions say how to use it.
+//! `mcp_server --http PORT_FILE` serves streamable HTTP on 127.0.0.1 at
+//! `/mcp` instead, and writes the port it got to PORT_FILE.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -70,7 +73,13 @@ fn tools() -> Vec<Tool> {
         })),
     );
     sleep.annotations = Some(ToolAnnotations::new().read_only(true));
-    vec![echo, add_note, crash, picture, fail, sleep]
+    let mut whoami = Tool::new(
+        "whoami",
+        "Says which Authorization header the request carried.",
+        schema(json!({"type": "object", "properties": {}})),
+    );
+    whoami.annotations = Some(ToolAnnotations::new().read_only(true));
+    vec![echo, add_note, crash, picture, fail, sleep, whoami]
 }
 
 fn text(args: &Option<JsonObject>) -> String {
@@ -98,7 +107,7 @@ impl ServerHandler for TestServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let ok = |t: String| Ok(CallToolResult::success(vec![ContentBlock::text(t)]).into());
         match request.name.as_ref() {
@@ -139,6 +148,15 @@ impl ServerHandler for TestServer {
                 tokio::time::sleep(std::time::Duration::from_secs_f64(secs)).await;
                 ok(format!("slept {secs} s"))
             }
+            "whoami" => {
+                let auth = context
+                    .extensions
+                    .get::<http::request::Parts>()
+                    .and_then(|p| p.headers.get("authorization"))
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("none");
+                ok(format!("Authorization: {auth}"))
+            }
             other => Err(ErrorData::invalid_params(
                 format!("no tool named {other}"),
                 None,
@@ -162,8 +180,50 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     {
         tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
     }
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--http") {
+        return serve_http(args.get(i + 1).ok_or("--http needs a port file")?).await;
+    }
     eprintln!("test server ready");
     let service = TestServer.serve(rmcp::transport::stdio()).await?;
     service.waiting().await?;
     Ok(())
+}
+
+/// Streamable HTTP at `/mcp` on a free port of 127.0.0.1, until killed.
+async fn serve_http(port_file: &str) -> Result<(), Box<dyn std::error::Error>> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let service = StreamableHttpService::new(
+        || Ok(TestServer),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    // Written whole after binding, so a reader of the file can connect at once.
+    let tmp = format!("{port_file}.tmp");
+    std::fs::write(&tmp, listener.local_addr()?.port().to_string())?;
+    std::fs::rename(&tmp, port_file)?;
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let service = service.clone();
+        tokio::spawn(async move {
+            let handler =
+                hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                    let mut service = service.clone();
+                    async move {
+                        if req.uri().path() != "/mcp" {
+                            return Err("only /mcp is served".to_string());
+                        }
+                        tower_service::Service::call(&mut service, req)
+                            .await
+                            .map_err(|e| e.to_string())
+                    }
+                });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), handler)
+                .await;
+        });
+    }
 }

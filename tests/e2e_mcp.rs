@@ -2,8 +2,8 @@
 //! examples/mcp_server.rs (rmcp's server side): tools offered with the
 //! server's schema and instructions, read-only tools run without asking,
 //! others go through the gate, a crash is reported and the server restarted,
-//! timeouts and Ctrl-C abort a call, `agent mcp list`, and a project's
-//! config never starts a server.
+//! timeouts and Ctrl-C abort a call, `agent mcp list`, a project's config
+//! never starts a server, and the same server over streamable HTTP.
 
 mod support;
 
@@ -173,7 +173,8 @@ fn tools_schema_instructions_and_read_only_calls() {
                 "mcp_test_echo",
                 "mcp_test_fail",
                 "mcp_test_picture",
-                "mcp_test_sleep"
+                "mcp_test_sleep",
+                "mcp_test_whoami"
             ]
         );
         assert!(
@@ -375,13 +376,14 @@ fn mcp_list_shows_states_and_tools() {
         format!(
             "broken  stdio: /nonexistent/mcp-server\n  state: failed: cannot run `/nonexistent/mcp-server`: No such file or directory (os error 2)\n\
              off  stdio: whatever\n  state: disabled (enabled = false)\n\
-             test  stdio: {exe}\n  state: ready (6 tools)\n\
+             test  stdio: {exe}\n  state: ready (7 tools)\n\
              \x20 - mcp_test_echo (read-only): Returns the text it is given.\n\
              \x20 - mcp_test_add_note: Appends one line to the notes file.\n\
              \x20 - mcp_test_crash (disabled): Makes the server exit.\n\
              \x20 - mcp_test_picture (read-only): Returns a caption and an image.\n\
              \x20 - mcp_test_fail (read-only): Always fails.\n\
              \x20 - mcp_test_sleep (read-only): Waits some seconds.\n\
+             \x20 - mcp_test_whoami (read-only): Says which Authorization header the request carried.\n\
              cloned  ignored: defined in {}; a project's config cannot start MCP servers (add it to {} if you trust it)\n",
             p.root().join(".agent/config.toml").display(),
             p.home().join("config.toml").display(),
@@ -414,4 +416,79 @@ fn a_projects_config_never_starts_a_server() {
         let (tools, _) = tools_and_system(&req);
         assert!(!tools.iter().any(|t| t.0.starts_with("mcp_")));
     }
+}
+
+/// The test server in HTTP mode; killed when dropped.
+struct HttpServer {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl HttpServer {
+    fn start(dir: &Path) -> HttpServer {
+        let port_file = dir.join("port");
+        let child = std::process::Command::new(server_exe())
+            .arg("--http")
+            .arg(&port_file)
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let port = loop {
+            if let Ok(p) = std::fs::read_to_string(&port_file) {
+                break p.trim().parse().unwrap();
+            }
+            assert!(Instant::now() < deadline, "the HTTP server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        HttpServer { child, port }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_streamable_http_server_with_headers_from_the_environment() {
+    let p = Project::new();
+    let server = HttpServer::start(p.home());
+    // The agent runs with HOME set to the test's home directory.
+    p.user_config(&format!(
+        "{FAST_LLM}[mcp.web]\nurl = \"http://127.0.0.1:{}/mcp\"\nheaders = {{ Authorization = \"Bearer ${{HOME}}\" }}\n",
+        server.port
+    ));
+    let (mock, r) = rounds(
+        &p,
+        Wire::OpenAi,
+        vec![
+            ("mcp_web_whoami", json!({})),
+            ("mcp_web_echo", json!({"text": "over http"})),
+        ],
+        &[],
+    );
+    assert_eq!(
+        r[0],
+        format!("Authorization: Bearer {}", p.home().display())
+    );
+    assert_eq!(r[1], "echo: over http");
+    let (_, system) = tools_and_system(&mock.requests()[1]);
+    assert!(system.contains("# MCP server `web`"), "{system}");
+
+    // One that cannot be reached says why in `agent mcp list`.
+    drop(server);
+    p.user_config(&format!(
+        "{FAST_LLM}[mcp.gone]\nurl = \"http://127.0.0.1:1/mcp\"\nstartup_timeout_secs = 5\n"
+    ));
+    let run = support::project::Run::of(p.command().args(["mcp", "list"]).output().unwrap());
+    run.assert_ok();
+    assert!(
+        run.stdout
+            .starts_with("gone  http: http://127.0.0.1:1/mcp\n  state: failed: cannot reach http://127.0.0.1:1/mcp: "),
+        "{}",
+        run.stdout
+    );
 }

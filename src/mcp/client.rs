@@ -253,7 +253,7 @@ impl Connection {
                 let service = client_config()
                     .serve(transport)
                     .await
-                    .map_err(|e| format!("cannot reach {url}: {}", error_chain(&e)))?;
+                    .map_err(|e| format!("cannot reach {url}: {}", readable(&error_chain(&e))))?;
                 (service, None)
             }
             (None, None) => return Err("neither `command` nor `url` is set".into()),
@@ -305,7 +305,7 @@ impl Connection {
                 Err(_) => Err(CallError::TimedOut),
                 Ok(Ok(result)) => Ok(result),
                 Ok(Err(ServiceError::McpError(e))) => Err(CallError::Refused(e.message.to_string())),
-                Ok(Err(e)) => Err(CallError::Lost(e.to_string())),
+                Ok(Err(e)) => Err(CallError::Lost(readable(&e.to_string()))),
             },
         }
     }
@@ -362,6 +362,15 @@ fn expand_env(value: &str) -> Result<String, String> {
     Ok(out)
 }
 
+/// rmcp's transport errors name the worker's Rust type
+/// ("Transport [rmcp::transport::worker::…] error: …"); people need the rest.
+fn readable(message: &str) -> String {
+    match message.rfind("] error: ") {
+        Some(i) => message[i + "] error: ".len()..].to_string(),
+        None => message.to_string(),
+    }
+}
+
 /// An error with its causes, on one line.
 fn error_chain(e: &dyn std::error::Error) -> String {
     let mut out = e.to_string();
@@ -376,6 +385,17 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transport_type_names_are_left_out() {
+        assert_eq!(
+            readable(
+                "Send message error Transport [rmcp::transport::worker::WorkerTransport<X<y::Z>>] error: Client error: refused"
+            ),
+            "Client error: refused"
+        );
+        assert_eq!(readable("plain"), "plain");
+    }
 
     #[test]
     fn header_values_expand_the_environment() {
