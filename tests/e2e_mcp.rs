@@ -360,7 +360,7 @@ fn ctrl_c_aborts_a_call_and_stops_the_server() {
 fn mcp_list_shows_states_and_tools() {
     let p = Project::new();
     p.user_config(&format!(
-        "{}[mcp.broken]\ncommand = \"/nonexistent/mcp-server\"\n[mcp.off]\ncommand = \"whatever\"\nenabled = false\n",
+        "{}[mcp.broken]\ncommand = \"/nonexistent/mcp-server\"\n[mcp.dies]\ncommand = \"sh\"\nargs = [\"-c\", \"echo no config here >&2; exit 2\"]\n[mcp.off]\ncommand = \"whatever\"\nenabled = false\n",
         server_entry(&p, "test", "", "disabled_tools = [\"crash\"]\n")
     ));
     p.file(
@@ -375,6 +375,7 @@ fn mcp_list_shows_states_and_tools() {
         run.stdout,
         format!(
             "broken  stdio: /nonexistent/mcp-server\n  state: failed: cannot run `/nonexistent/mcp-server`: No such file or directory (os error 2)\n\
+             dies  stdio: sh -c echo no config here >&2; exit 2\n  state: failed: it exited (exit code 2). The end of its stderr ({}):\n    no config here\n\
              off  stdio: whatever\n  state: disabled (enabled = false)\n\
              test  stdio: {exe}\n  state: ready (7 tools)\n\
              \x20 - mcp_test_echo (read-only): Returns the text it is given.\n\
@@ -385,6 +386,7 @@ fn mcp_list_shows_states_and_tools() {
              \x20 - mcp_test_sleep (read-only): Waits some seconds.\n\
              \x20 - mcp_test_whoami (read-only): Says which Authorization header the request carried.\n\
              cloned  ignored: defined in {}; a project's config cannot start MCP servers (add it to {} if you trust it)\n",
+            p.home().join("data/mcp-dies.log").display(),
             p.root().join(".agent/config.toml").display(),
             p.home().join("config.toml").display(),
             exe = exe.display(),

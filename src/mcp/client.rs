@@ -258,14 +258,21 @@ impl Connection {
             }
             (None, None) => return Err("neither `command` nor `url` is set".into()),
         };
-        let instructions = service
-            .peer_info()
+        let info = service.peer_info();
+        let instructions = info
+            .as_ref()
             .and_then(|i| i.instructions.clone())
             .filter(|i| !i.trim().is_empty());
-        let tools = service
-            .list_all_tools()
-            .await
-            .map_err(|e| format!("listing its tools failed: {e}"))?;
+        // A server without the tools capability (prompts or resources only)
+        // has none to offer.
+        let tools = if info.is_some_and(|i| i.capabilities.tools.is_none()) {
+            Vec::new()
+        } else {
+            service
+                .list_all_tools()
+                .await
+                .map_err(|e| format!("listing its tools failed: {}", readable(&e.to_string())))?
+        };
         Ok(Connection {
             service,
             tools,

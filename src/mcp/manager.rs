@@ -160,12 +160,12 @@ impl Server {
         self: &Arc<Self>,
         cancel: &CancellationToken,
     ) -> Result<Arc<Connection>, ToolError> {
-        if let Status::Ready(c) = &*self.status.borrow()
-            && c.alive()
-        {
-            return Ok(Arc::clone(c));
-        }
-        if let Status::Ready(c) = self.status.borrow().clone() {
+        // Cloned first: the borrow must end before `mark_exited` writes.
+        let current = self.status.borrow().clone();
+        if let Status::Ready(c) = current {
+            if c.alive() {
+                return Ok(c);
+            }
             self.mark_exited(&c, "it went away".into());
         }
         self.begin_start();
@@ -330,7 +330,7 @@ impl McpManager {
                 s.config.describe()
             ));
             for (i, line) in state.lines().enumerate() {
-                out.push_str(if i == 0 { "  state: " } else { "    " });
+                out.push_str(if i == 0 { "  state: " } else { "  " });
                 out.push_str(line);
                 out.push('\n');
             }
