@@ -218,11 +218,6 @@ impl Surface {
         specs
     }
 
-    /// Whether `name` is one of the built-in tools (outside tools may not take it).
-    pub fn is_builtin(&self, name: &str) -> bool {
-        self.tools.contains_key(name)
-    }
-
     /// Whether calls to `name` may run concurrently with other such calls.
     /// Unknown names count as read-only: their call only returns an error.
     pub fn is_read_only(&self, name: &str) -> bool {
@@ -242,7 +237,9 @@ impl Surface {
         let mut ctx = self.ctx.clone();
         ctx.cancel = cancel.clone();
         // A call to a tool of a source still starting waits for it.
-        self.external.settle(&call.name, cancel).await;
+        if !self.tools.contains_key(call.name.as_str()) {
+            self.external.settle(&call.name, cancel).await;
+        }
         let outcome = AssertUnwindSafe(self.dispatch(call, ctx))
             .catch_unwind()
             .await
