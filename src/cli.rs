@@ -72,6 +72,18 @@ pub enum Command {
         #[command(subcommand)]
         action: PermissionsAction,
     },
+    /// MCP servers from the user config.
+    Mcp {
+        #[command(subcommand)]
+        action: McpAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// Start every configured server (waiting up to its startup timeout) and
+    /// show its state (ready, failed and why, disabled) and tools.
+    List,
 }
 
 #[derive(Debug, Subcommand)]

@@ -45,6 +45,15 @@ pub fn new_surface(
         Some(dir) => ctx.with_history(dir),
         None => ctx,
     };
+    ctx = if config.mcp_servers.is_empty() {
+        ctx
+    } else {
+        ctx.with_mcp(Arc::new(crate::mcp::McpManager::new(
+            &config.mcp_servers,
+            &config.workspace,
+            &config.paths.data_dir,
+        )))
+    };
     let gate_config = || GateConfig {
         rules: config.rule_set(),
         yolo: config.yolo(),
@@ -97,6 +106,10 @@ pub fn new_session_with(
     let surface = Arc::new(surface);
     if let Some(lsp) = &surface.context().lsp {
         lsp.watch();
+    }
+    // In the background: a slow server does not delay the first prompt.
+    if let Some(mcp) = &surface.context().mcp {
+        mcp.start(surface.external(), surface.names());
     }
     Session::new(
         id,
@@ -249,6 +262,9 @@ pub async fn run(
     // Language servers get a clean shutdown (and are killed if they hang).
     if let Some(lsp) = session.surface().context().lsp.clone() {
         let _ = tokio::time::timeout(std::time::Duration::from_secs(3), lsp.shutdown_all()).await;
+    }
+    if let Some(mcp) = session.surface().context().mcp.clone() {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(3), mcp.shutdown()).await;
     }
     let usage = session.usage();
     let (code, result, error) = match &outcome {

@@ -13,6 +13,7 @@ pub mod headless;
 pub mod hooks;
 pub mod llm;
 pub mod lsp;
+pub mod mcp;
 pub mod permission;
 pub mod session;
 pub mod shell;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Parser;
 
-use agent::cli::{Cli, Command, PermissionsAction};
+use agent::cli::{Cli, Command, McpAction, PermissionsAction};
 use agent::config::{Config, Overrides, Paths};
 use agent::{headless, llm};
 
@@ -75,6 +75,13 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
                 Ok(0)
             }
         };
+    }
+    if let Some(Command::Mcp {
+        action: McpAction::List,
+    }) = &cli.command
+    {
+        print_out(&agent::mcp::list(&config).await);
+        return Ok(0);
     }
     let Some(prompt) = prompt else {
         if config.untrusted_hooks().is_some() {

@@ -100,6 +100,10 @@ pub struct Session {
     provider: Arc<dyn Provider>,
     surface: Arc<Surface>,
     tools: Vec<ToolSpec>,
+    /// The Surface's generation `tools` and `system` were built at.
+    tools_generation: u64,
+    /// The system prompt as given; `system` adds the Surface's notes.
+    base_system: String,
     system: String,
     messages: Vec<Message>,
     usage: Usage,
@@ -115,17 +119,22 @@ impl Session {
         system: String,
         max_steps: u32,
     ) -> Session {
-        Session {
+        let mut session = Session {
             id,
-            tools: surface.specs(),
+            tools: Vec::new(),
+            // Never a real generation: the first refresh builds both.
+            tools_generation: u64::MAX,
             provider,
             surface,
+            base_system: system.clone(),
             system,
             messages: Vec::new(),
             usage: Usage::default(),
             tool_calls: 0,
             max_steps: max_steps.max(1),
-        }
+        };
+        session.refresh_tools();
+        session
     }
 
     pub fn messages(&self) -> &[Message] {
@@ -187,6 +196,7 @@ impl Session {
                     },
                 })
             };
+            self.refresh_tools();
             let request = Request {
                 system: &self.system,
                 messages: &self.messages,
@@ -257,6 +267,23 @@ impl Session {
             }
         }
         Err(TurnError::StepLimit(self.max_steps))
+    }
+
+    /// Tools that joined or left the Surface since the last request (an MCP
+    /// server became ready) reach the model, with their sources' notes in
+    /// the system prompt. Costs one atomic load when nothing changed.
+    fn refresh_tools(&mut self) {
+        let generation = self.surface.generation();
+        if generation == self.tools_generation {
+            return;
+        }
+        self.tools_generation = generation;
+        self.tools = self.surface.specs();
+        self.system = self.base_system.clone();
+        for note in self.surface.notes() {
+            self.system.push_str("\n\n");
+            self.system.push_str(&note);
+        }
     }
 
     /// Runs calls in the model's order: each run of consecutive read-only

@@ -22,6 +22,9 @@ pub struct ConfigFile {
     pub sandbox: Option<SandboxFile>,
     pub lsp: Option<LspFile>,
     pub hooks: Option<crate::hooks::HooksFile>,
+    /// `[mcp.<name>]`: MCP servers (the user's file only).
+    #[serde(default)]
+    pub mcp: BTreeMap<String, crate::mcp::ServerConfig>,
 }
 
 /// `[lsp]`: timing, and one `[lsp.<name>]` table per server.

@@ -157,6 +157,10 @@ pub struct Config {
     /// the project with exactly these hooks ([`Config::trust_project`]).
     pub project_hooks: crate::hooks::HooksFile,
     pub project_trusted: bool,
+    /// MCP servers from the user's config (a project's are ignored, as
+    /// language servers are), and the ones a project tried to add.
+    pub mcp_servers: std::collections::BTreeMap<String, crate::mcp::ServerConfig>,
+    pub mcp_ignored: Vec<(String, PathBuf)>,
 }
 
 pub const DEFAULT_MAX_STEPS: u32 = 100;
@@ -203,6 +207,8 @@ impl Config {
             hooks: Default::default(),
             project_hooks: Default::default(),
             project_trusted: false,
+            mcp_servers: Default::default(),
+            mcp_ignored: Vec::new(),
         };
         let user_config = config.paths.user_config.clone();
         for (path, is_project) in [(user_config, false), (project_config, true)] {
@@ -290,6 +296,25 @@ impl Config {
             } else {
                 self.hooks.extend(h);
             }
+        }
+        for (name, server) in file.mcp {
+            // A cloned repository must not start programs on its own.
+            if is_project {
+                self.mcp_ignored.push((name, path.to_path_buf()));
+                continue;
+            }
+            server
+                .validate(&name)
+                .map_err(|(key, message)| ConfigError::Value {
+                    file: path.to_path_buf(),
+                    key: if key.is_empty() {
+                        format!("mcp.{name}")
+                    } else {
+                        format!("mcp.{name}.{key}")
+                    },
+                    message,
+                })?;
+            self.mcp_servers.insert(name, server);
         }
         if let Some(p) = file.permissions {
             for (list, key, texts) in [
@@ -533,7 +558,7 @@ mod tests {
     fn a_project_may_tighten_but_never_loosen() {
         let c = load(
             "[permissions]\nbanned = [\"sudo\"]\n",
-            "[permissions]\nbanned = [\"curl\"]\n[sandbox]\nmode = \"off\"\nwritable_roots = [\"/\"]\n[lsp.evil]\ncommand = \"rm\"\nextensions = [\"rs\"]\n",
+            "[permissions]\nbanned = [\"curl\"]\n[sandbox]\nmode = \"off\"\nwritable_roots = [\"/\"]\n[lsp.evil]\ncommand = \"rm\"\nextensions = [\"rs\"]\n[mcp.evil]\ncommand = \"rm\"\n",
         );
         assert_eq!(
             c.banned,
@@ -547,11 +572,42 @@ mod tests {
         );
         assert!(c.writable_roots.is_empty());
         assert!(c.lsp_servers.is_empty(), "a project cannot start programs");
+        assert!(c.mcp_servers.is_empty(), "nor MCP servers");
+        assert_eq!(c.mcp_ignored.len(), 1);
+        assert_eq!(c.mcp_ignored[0].0, "evil");
         let c = load("", "[sandbox]\nmode = \"read-only\"\n");
         assert_eq!(
             c.sandbox_mode,
             SandboxMode::ReadOnly,
             "but it can tighten it"
         );
+    }
+
+    #[test]
+    fn mcp_servers_come_from_the_user_file() {
+        let c = load(
+            "[mcp.files]\ncommand = \"srv\"\nargs = [\"--root\", \".\"]\ntool_timeout_secs = 5\n[mcp.web]\nurl = \"https://h/mcp\"\nenabled = false\n",
+            "",
+        );
+        assert_eq!(c.mcp_servers["files"].args, vec!["--root", "."]);
+        assert_eq!(
+            c.mcp_servers["files"].tool_timeout(),
+            Duration::from_secs(5)
+        );
+        assert!(!c.mcp_servers["web"].enabled);
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join("config.toml"),
+            "[mcp.web]\nurl = \"https://h/mcp\"\nargs = [\"x\"]\n",
+        )
+        .unwrap();
+        let paths = Paths {
+            user_config: home.path().join("config.toml"),
+            data_dir: home.path().join("data"),
+        };
+        let e = Config::load(paths, home.path(), Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("key `mcp.web.args`"), "{e}");
     }
 }

@@ -6,6 +6,7 @@
 
 mod bash;
 mod edit;
+mod external;
 mod fetch;
 mod files;
 mod glob;
@@ -34,6 +35,7 @@ use crate::shell::paths::Place;
 use crate::shell::{Ban, Sandbox};
 
 pub use bash::BashLimits;
+pub use external::{ExternalTool, ExternalTools};
 pub use subagent::{Delegate, READ_ONLY_TOOLS};
 pub use surface::{Surface, ToolCall, ToolResult};
 pub use tracker::{FileStamp, ReadTracker};
@@ -144,6 +146,8 @@ pub struct ToolContext {
     pub delegate: Option<Arc<dyn Delegate>>,
     /// This call's progress reports.
     pub progress: Progress,
+    /// The session's MCP servers, when any are configured.
+    pub mcp: Option<Arc<crate::mcp::McpManager>>,
 }
 
 impl ToolContext {
@@ -162,6 +166,7 @@ impl ToolContext {
             todos: Arc::default(),
             delegate: None,
             progress: Progress::default(),
+            mcp: None,
         }
     }
 
@@ -180,12 +185,19 @@ impl ToolContext {
             todos: Arc::default(),
             delegate: None,
             progress: Progress::default(),
+            // No MCP tools in sub-agents, as in Crush.
+            mcp: None,
             ..self.clone()
         }
     }
 
     pub fn with_lsp(mut self, lsp: Arc<crate::lsp::LspManager>) -> ToolContext {
         self.lsp = Some(lsp);
+        self
+    }
+
+    pub fn with_mcp(mut self, mcp: Arc<crate::mcp::McpManager>) -> ToolContext {
+        self.mcp = Some(mcp);
         self
     }
 

@@ -13,6 +13,7 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::external::ExternalTools;
 use super::{
     After, Effect, Preview, Tool, ToolContext, ToolError, bash, edit, fetch, glob, grep, jobs, ls,
     lsp_tools, multiedit, schema, subagent, todos, view, write,
@@ -65,8 +66,8 @@ impl From<ToolError> for Refusal {
     }
 }
 
-/// Object-safe face of a [`Tool`].
-trait DynTool: Send + Sync {
+/// Object-safe face of a [`Tool`] (and of an external tool, see `external.rs`).
+pub(super) trait DynTool: Send + Sync {
     fn spec(&self) -> ToolSpec;
     fn effect(&self) -> Effect;
     fn after(&self) -> After;
@@ -75,7 +76,7 @@ trait DynTool: Send + Sync {
 }
 
 /// A call whose arguments passed validation.
-trait PreparedCall: Send {
+pub(super) trait PreparedCall: Send {
     fn facts(&self, ctx: &ToolContext) -> Result<CallFacts, ToolError>;
     fn run(self: Box<Self>, ctx: ToolContext) -> BoxFuture<'static, Result<String, ToolError>>;
     fn summary(&self) -> String;
@@ -134,6 +135,8 @@ impl<T: Tool> PreparedCall for Prepared<T> {
 
 pub struct Surface {
     tools: BTreeMap<&'static str, Arc<dyn DynTool>>,
+    /// Tools that join while the session runs (MCP servers).
+    external: Arc<ExternalTools>,
     ctx: ToolContext,
     gate: Arc<Gate>,
     hooks: Option<Arc<Hooks>>,
@@ -144,6 +147,7 @@ impl Surface {
     pub fn new(ctx: ToolContext, gate: Arc<Gate>) -> Surface {
         let mut s = Surface {
             tools: BTreeMap::new(),
+            external: Arc::default(),
             ctx,
             gate,
             hooks: None,
@@ -194,39 +198,67 @@ impl Surface {
         &self.gate
     }
 
+    /// Where tools from outside (MCP servers) join this Surface.
+    pub fn external(&self) -> &Arc<ExternalTools> {
+        &self.external
+    }
+
+    /// Changes when tools join or leave; [`Surface::specs`] and
+    /// [`Surface::notes`] are worth asking again only then.
+    pub fn generation(&self) -> u64 {
+        self.external.generation()
+    }
+
+    /// Text for the system prompt from the sources of external tools (how
+    /// to use them), one block per source.
+    pub fn notes(&self) -> Vec<String> {
+        self.external.notes()
+    }
+
     /// What the gate would decide for a call, without running it
     /// (`agent permissions check`).
     pub fn judge(&self, call: &ToolCall) -> Result<(CallFacts, Judgment), ToolError> {
         let tool = self.lookup(&call.name)?;
         let args = parse_arguments(&call.name, &call.arguments)?;
-        let facts = Arc::clone(tool).prepare(args)?.facts(&self.ctx)?;
+        let facts = tool.prepare(args)?.facts(&self.ctx)?;
         let judgment = self.gate.judge(&facts, &call.id);
         Ok((facts, judgment))
     }
 
-    fn lookup(&self, name: &str) -> Result<&Arc<dyn DynTool>, ToolError> {
-        self.tools.get(name).ok_or_else(|| {
-            ToolError::new(format!(
-                "unknown tool `{name}`; available tools: {}",
-                self.names().join(", ")
-            ))
-        })
+    fn lookup(&self, name: &str) -> Result<Arc<dyn DynTool>, ToolError> {
+        match self.tools.get(name) {
+            Some(t) => Ok(Arc::clone(t)),
+            None => self.external.get(name).ok_or_else(|| {
+                ToolError::new(format!(
+                    "unknown tool `{name}`; available tools: {}",
+                    self.names().join(", ")
+                ))
+            }),
+        }
     }
 
-    pub fn names(&self) -> Vec<&'static str> {
-        self.tools.keys().copied().collect()
+    pub fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.tools.keys().map(|n| n.to_string()).collect();
+        names.extend(self.external.names());
+        names
     }
 
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.values().map(|t| t.spec()).collect()
+        let mut specs: Vec<ToolSpec> = self.tools.values().map(|t| t.spec()).collect();
+        specs.extend(self.external.specs());
+        specs
     }
 
     /// Whether calls to `name` may run concurrently with other such calls.
     /// Unknown names count as read-only: their call only returns an error.
     pub fn is_read_only(&self, name: &str) -> bool {
-        self.tools
-            .get(name)
-            .is_none_or(|t| t.effect() == Effect::Read)
+        match self.tools.get(name) {
+            Some(t) => t.effect() == Effect::Read,
+            None => self
+                .external
+                .get(name)
+                .is_none_or(|t| t.effect() == Effect::Read),
+        }
     }
 
     /// Runs one call through every step. `cancel` is the turn's token:
@@ -247,6 +279,10 @@ impl Surface {
         ctx.cancel = cancel.clone();
         if let Some(tx) = progress {
             ctx.progress = super::Progress::new(&call.id, tx);
+        }
+        // A call to a tool of a source still starting waits for it.
+        if !self.tools.contains_key(call.name.as_str()) {
+            self.external.settle(&call.name, cancel).await;
         }
         let mut effects = HookEffects::default();
         let outcome = AssertUnwindSafe(self.dispatch(call, ctx, &mut effects))
@@ -299,7 +335,7 @@ impl Surface {
                     .ok()
                     .map(|a| (t, a))
             })
-            .and_then(|(t, a)| Arc::clone(t).prepare(a).ok());
+            .and_then(|(t, a)| t.prepare(a).ok());
         match prepared {
             Some(p) => p.summary(),
             None => crate::tools::cut_line(&call.arguments, 120),
@@ -312,7 +348,7 @@ impl Surface {
         ctx: ToolContext,
         effects: &mut HookEffects,
     ) -> Result<(String, Option<String>), Refusal> {
-        let tool = self.lookup(&call.name)?;
+        let tool = &self.lookup(&call.name)?;
         let args = parse_arguments(&call.name, &call.arguments)?;
         let mut prepared = Arc::clone(tool).prepare(args.clone())?;
         let mut input = None;

@@ -351,6 +351,9 @@ async fn agent_task(
     if let Some(lsp) = session.surface().context().lsp.clone() {
         let _ = tokio::time::timeout(Duration::from_secs(2), lsp.shutdown_all()).await;
     }
+    if let Some(mcp) = session.surface().context().mcp.clone() {
+        let _ = tokio::time::timeout(Duration::from_secs(2), mcp.shutdown()).await;
+    }
     root_cancel.cancel();
 }
 
