@@ -97,7 +97,8 @@ fn views_run(p: &Project, calls: usize) -> Duration {
             Step::Reply(Reply::tools(vec![ToolCall {
                 id: format!("v{i}"),
                 name: "view".into(),
-                arguments: json!({ "path": "a.txt" }).to_string(),
+                // Distinct arguments: the same call three times ends the turn.
+                arguments: json!({ "path": "a.txt", "limit": i + 1 }).to_string(),
             }]))
         })
         .collect();

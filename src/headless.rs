@@ -54,16 +54,20 @@ pub fn new_surface(
             &config.paths.data_dir,
         )))
     };
-    let gate_config = || GateConfig {
-        rules: config.rule_set(),
-        yolo: config.yolo(),
-        workspace: config.workspace.clone(),
-        project_config: config.project_config(),
-    };
+    let gate = Arc::new(Gate::new(
+        GateConfig {
+            rules: config.rule_set(),
+            yolo: config.yolo(),
+            workspace: config.workspace.clone(),
+            project_config: config.project_config(),
+        },
+        approver,
+    ));
     if let Some(provider) = provider {
-        // The same rules judge a sub-agent's calls; nobody is asked.
-        let gate = Gate::new(gate_config(), Arc::new(NobodyToAsk));
-        let surface = Surface::read_only(ctx.for_sub_agent(), Arc::new(gate));
+        // The session's rules, grants and yolo switch judge a sub-agent's
+        // calls; nobody is asked.
+        let child_gate = gate.child(Arc::new(NobodyToAsk));
+        let surface = Surface::read_only(ctx.for_sub_agent(), Arc::new(child_gate));
         ctx = ctx.with_delegate(Arc::new(SubAgents::new(
             provider,
             Arc::new(surface),
@@ -72,7 +76,7 @@ pub fn new_surface(
             config.paths.data_dir.clone(),
         )));
     }
-    Surface::new(ctx, Arc::new(Gate::new(gate_config(), approver)))
+    Surface::new(ctx, gate)
 }
 
 /// A new session with its own id, file history and Surface; every front end

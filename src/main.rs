@@ -124,7 +124,13 @@ fn ask_trust(config: &mut Config) -> anyhow::Result<()> {
             } else {
                 h.matcher.trim()
             };
-            text.push_str(&format!("  {event} [{matcher}]: {}\n", h.command));
+            // Shown escaped: a control character or escape sequence in a
+            // cloned repository's config must not redraw what the person reads.
+            text.push_str(&format!(
+                "  {event} [{}]: {}\n",
+                matcher.escape_debug(),
+                h.command.escape_debug()
+            ));
         }
     }
     text.push_str(

@@ -304,7 +304,8 @@ fn rewrites_are_validated_and_judged_again() {
     )));
     let results = run_calls(&p, vec![call("c1", "bash", json!({"command": "ls"}))], &[]);
     assert!(
-        results[0].starts_with("A PreToolUse hook rewrote this call's arguments, and the rewrite is invalid: invalid arguments for `bash`"),
+        results[0].starts_with("A PreToolUse hook rewrote this call's arguments, and the rewrite is invalid: invalid arguments for `bash`")
+            && results[0].ends_with("retrying will not help: tell the person, and go on without this call."),
         "{}",
         results[0]
     );
@@ -492,5 +493,118 @@ fn text_mode_reports_failed_hooks_on_stderr() {
                 .contains("failed (exit 127): no such linter; the call went ahead"),
         "{}",
         run.stderr
+    );
+}
+
+#[test]
+fn a_large_input_still_reaches_a_guarding_hook() {
+    let p = Project::new();
+    // Over Linux's 128 KiB limit for one environment string.
+    let big = "x".repeat(200 * 1024);
+    let guard = script(
+        &p,
+        "guard.sh",
+        r#"if grep -q '"path":"[^"]*secrets.txt"'; then echo "secrets.txt is off limits" >&2; exit 2; fi"#,
+    );
+    p.user_config(&with_fast_llm(&hook_config(
+        "PreToolUse",
+        "write",
+        &guard,
+        "",
+    )));
+    let results = run_calls(
+        &p,
+        vec![call(
+            "c1",
+            "write",
+            json!({"path": "secrets.txt", "content": big}),
+        )],
+        &["--yolo"],
+    );
+    assert!(
+        results[0]
+            .starts_with("A PreToolUse hook blocked this `write` call: secrets.txt is off limits."),
+        "{}",
+        &results[0][..results[0].len().min(300)]
+    );
+    assert!(!p.root().join("secrets.txt").exists());
+}
+
+#[test]
+fn deny_rules_win_over_a_hook_allow() {
+    let p = Project::new();
+    let allow = script(&p, "allow.sh", r#"echo '{"decision": "allow"}'"#);
+    p.user_config(&with_fast_llm(&format!(
+        "[permissions]\ndeny = [\"bash(touch:*)\"]\n{}",
+        hook_config("PreToolUse", "bash", &allow, "")
+    )));
+    let results = run_calls(
+        &p,
+        vec![call("c1", "bash", json!({"command": "touch made"}))],
+        &[],
+    );
+    assert!(
+        results[0].contains("denied by the rule `bash(touch:*)`"),
+        "{}",
+        results[0]
+    );
+    assert!(!p.root().join("made").exists());
+}
+
+#[test]
+fn one_hooks_allow_does_not_approve_another_hooks_rewrite() {
+    let p = Project::new();
+    let allow = script(&p, "allow.sh", r#"echo '{"decision": "allow"}'"#);
+    let rewrite = script(
+        &p,
+        "rewrite.sh",
+        r#"echo '{"updated_input": {"command": "touch rewritten"}}'"#,
+    );
+    p.user_config(&with_fast_llm(&format!(
+        "{}{}",
+        hook_config("PreToolUse", "bash", &allow, ""),
+        hook_config("PreToolUse", "bash", &rewrite, "")
+    )));
+    // The allowing hook judged `ls`; the call that would run is the rewrite,
+    // which nobody approved: headless, it is refused.
+    let results = run_calls(&p, vec![call("c1", "bash", json!({"command": "ls"}))], &[]);
+    assert!(
+        results[0].contains("needs the person's approval"),
+        "{}",
+        results[0]
+    );
+    assert!(!p.root().join("rewritten").exists());
+}
+
+#[test]
+fn post_tool_use_sees_the_rewritten_call() {
+    let p = Project::new();
+    let seen = p.home().join("post.json");
+    let moved = script(
+        &p,
+        "move.sh",
+        r#"echo '{"decision": "allow", "updated_input": {"path": "gen/out.txt", "content": "x\n"}}'"#,
+    );
+    let post = script(&p, "post.sh", &format!("cat > {}", seen.display()));
+    p.user_config(&with_fast_llm(&format!(
+        "{}{}",
+        hook_config("PreToolUse", "write", &moved, ""),
+        hook_config("PostToolUse", "write", &post, "")
+    )));
+    let results = run_calls(
+        &p,
+        vec![call(
+            "c1",
+            "write",
+            json!({"path": "out.txt", "content": "x\n"}),
+        )],
+        &[],
+    );
+    assert!(results[0].starts_with("Created"), "{}", results[0]);
+    assert!(p.root().join("gen/out.txt").exists() && !p.root().join("out.txt").exists());
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap();
+    assert_eq!(
+        v["tool_input"]["path"],
+        p.root().join("gen/out.txt").display().to_string().as_str()
     );
 }

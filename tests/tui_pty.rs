@@ -148,3 +148,33 @@ fn untrusted_project_hooks_are_put_to_the_person_first() {
         "{trusted}"
     );
 }
+
+#[test]
+fn project_hooks_the_person_does_not_trust_never_run() {
+    let p = Project::new();
+    let marker = p.home().join("hook-ran");
+    p.file(
+        ".agent/config.toml",
+        &format!(
+            "[[hooks.PreToolUse]]\ncommand = \"touch {}\"\n",
+            marker.display()
+        ),
+    );
+    p.file("a.txt", "alpha\n");
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools(vec![call(
+            "v",
+            "view",
+            json!({"path": "a.txt"}),
+        )])),
+        Step::Reply(Reply::text("Read it.")),
+    ]);
+    let mut tui = Tui::start(&p, &mock.openai_base());
+    tui.wait_for("Trust this project and run them?");
+    tui.send("n\r");
+    tui.wait_for("Enter sends");
+    tui.prompt("read a.txt");
+    tui.wait_for("Read it.");
+    assert!(!marker.exists(), "an untrusted hook ran");
+    assert!(!p.home().join("data/trusted-projects.json").exists());
+}

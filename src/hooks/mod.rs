@@ -26,6 +26,9 @@ use crate::permission::Decision;
 use run::Ran;
 
 pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
+/// Environment values longer than this are left out (a process cannot
+/// start with a 128 KiB variable); the whole input is always on stdin.
+const ENV_VALUE_CAP: usize = 32 * 1024;
 
 /// One hook as configured: `[[hooks.PreToolUse]]`.
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq, Hash)]
@@ -84,6 +87,14 @@ impl HooksFile {
                     return Err((
                         format!("hooks.{event}[{i}].command"),
                         "the command is empty".into(),
+                    ));
+                }
+                if let Some(t) = h.timeout_secs
+                    && !(1..=3600).contains(&t)
+                {
+                    return Err((
+                        format!("hooks.{event}[{i}].timeout_secs"),
+                        format!("{t} is out of range; give 1 to 3600 seconds"),
                     ));
                 }
             }
@@ -181,6 +192,8 @@ pub struct Verdict {
     pub reasons: Vec<String>,
     pub halt: Option<String>,
     pub updated_input: Option<Map<String, Value>>,
+    /// The hook whose rewrite won also said allow.
+    pub rewriter_allowed: bool,
     pub context: Vec<String>,
     /// For the person: non-blocking errors and hooks' messages.
     pub notices: Vec<String>,
@@ -302,7 +315,7 @@ impl Hooks {
                 .unwrap_or_default()
                 .to_string()
         };
-        vec![
+        let vars = vec![
             ("AGENT_HOOK_EVENT", event.name().to_string()),
             ("AGENT_TOOL_NAME", call.tool.to_string()),
             ("AGENT_TOOL_USE_ID", call.id.to_string()),
@@ -317,7 +330,10 @@ impl Hooks {
             ("AGENT_PROJECT_DIR", self.env.cwd.display().to_string()),
             // Scripts written for Claude Code find the project here.
             ("CLAUDE_PROJECT_DIR", self.env.cwd.display().to_string()),
-        ]
+        ];
+        vars.into_iter()
+            .filter(|(_, v)| v.len() <= ENV_VALUE_CAP)
+            .collect()
     }
 }
 
@@ -349,6 +365,7 @@ fn read_one(event: Event, hook: &Hook, ran: Ran, verdict: &mut Verdict) {
                     }
                     if p.updated_input.is_some() {
                         verdict.updated_input = p.updated_input;
+                        verdict.rewriter_allowed = p.decision == Some(Decision::Allow);
                     }
                     verdict
                         .context

@@ -5,13 +5,14 @@
 
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 /// Bytes kept of each output stream; the rest is read and dropped.
-const OUTPUT_CAP: u64 = 1 << 20;
+const OUTPUT_CAP: usize = 1 << 20;
 /// After the hook exits, how long what it left running may hold its output.
 const DRAIN_GRACE: Duration = Duration::from_millis(300);
 
@@ -58,27 +59,36 @@ pub(super) async fn run(
         return Ran::Failed("its pipes could not be opened".into());
     };
     let input = input.to_vec();
+    let (out_buf, err_buf) = (Buf::default(), Buf::default());
+    // Readers fill shared buffers, so what a hook printed counts even if
+    // something it left behind holds the pipe open; they are aborted on
+    // every way out, so none outlives the call.
+    let out = tokio::spawn(read(stdout, Arc::clone(&out_buf)));
+    let err = tokio::spawn(read(stderr, Arc::clone(&err_buf)));
+    let _readers = AbortOnDrop(vec![out.abort_handle(), err.abort_handle()]);
     let work = async {
         // A hook that never reads its input must not block us: the write
-        // runs beside the reads, and a closed pipe is not an error.
+        // runs beside the wait, and a closed pipe is not an error.
         let write = async move {
             let _ = stdin.write_all(&input).await;
             drop(stdin);
         };
-        let out = tokio::spawn(read(stdout));
-        let err = tokio::spawn(read(stderr));
         let (_, status) = tokio::join!(write, child.wait());
-        // Whatever it left running must not hold the pipes open.
-        let outputs = async { (out.await.unwrap_or_default(), err.await.unwrap_or_default()) };
-        tokio::pin!(outputs);
-        let (out, err) = match tokio::time::timeout(DRAIN_GRACE, &mut outputs).await {
-            Ok(o) => o,
-            Err(_) => {
-                kill_group(pid);
-                outputs.await
-            }
+        let drained = async {
+            let _ = out.await;
+            let _ = err.await;
         };
-        (out, err, status)
+        tokio::pin!(drained);
+        // Whatever it left running must not hold the pipes open: its group
+        // is killed; a process that left the group is given up on.
+        if tokio::time::timeout(DRAIN_GRACE, &mut drained)
+            .await
+            .is_err()
+        {
+            kill_group(pid);
+            let _ = tokio::time::timeout(DRAIN_GRACE, &mut drained).await;
+        }
+        status
     };
     let outcome = tokio::select! {
         r = tokio::time::timeout(timeout, work) => r.ok(),
@@ -88,12 +98,12 @@ pub(super) async fn run(
         }
     };
     match outcome {
-        Some((stdout, stderr, Ok(status))) => Ran::Exited {
+        Some(Ok(status)) => Ran::Exited {
             code: status.code(),
-            stdout,
-            stderr,
+            stdout: text(&out_buf),
+            stderr: text(&err_buf),
         },
-        Some((_, _, Err(e))) => Ran::Failed(format!("waiting for it failed: {e}")),
+        Some(Err(e)) => Ran::Failed(format!("waiting for it failed: {e}")),
         None => {
             kill_group(pid);
             Ran::TimedOut
@@ -101,12 +111,30 @@ pub(super) async fn run(
     }
 }
 
-async fn read(stream: impl AsyncRead + Unpin) -> String {
-    let mut kept = Vec::new();
-    let mut limited = stream.take(OUTPUT_CAP);
-    let _ = limited.read_to_end(&mut kept).await;
-    let _ = tokio::io::copy(&mut limited.into_inner(), &mut tokio::io::sink()).await;
-    String::from_utf8_lossy(&kept).into_owned()
+type Buf = Arc<Mutex<Vec<u8>>>;
+
+struct AbortOnDrop(Vec<tokio::task::AbortHandle>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        for h in &self.0 {
+            h.abort();
+        }
+    }
+}
+
+fn text(buf: &Buf) -> String {
+    String::from_utf8_lossy(&buf.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
+}
+
+/// Reads to the end, keeping the first [`OUTPUT_CAP`] bytes.
+async fn read(mut stream: impl AsyncRead + Unpin, buf: Buf) {
+    let mut chunk = [0u8; 8192];
+    while let Ok(n @ 1..) = stream.read(&mut chunk).await {
+        let mut b = buf.lock().unwrap_or_else(|p| p.into_inner());
+        let room = OUTPUT_CAP.saturating_sub(b.len());
+        b.extend_from_slice(&chunk[..n.min(room)]);
+    }
 }
 
 /// The hook and everything it started. The child itself is also killed

@@ -201,7 +201,8 @@ pub struct Gate {
     approver: Arc<dyn Approver>,
     /// One question at a time.
     turn: tokio::sync::Mutex<()>,
-    yolo: std::sync::atomic::AtomicBool,
+    /// Shared with [`Gate::child`]ren: `/yolo` reaches sub-agents too.
+    yolo: Arc<std::sync::atomic::AtomicBool>,
     workspace: PathBuf,
     project_config: PathBuf,
 }
@@ -222,9 +223,22 @@ impl Gate {
             shared,
             approver,
             turn: tokio::sync::Mutex::new(()),
-            yolo: std::sync::atomic::AtomicBool::new(config.yolo),
+            yolo: Arc::new(std::sync::atomic::AtomicBool::new(config.yolo)),
             workspace: config.workspace,
             project_config: config.project_config,
+        }
+    }
+
+    /// A gate for a sub-agent: the same rules, session grants and yolo
+    /// switch (live, not a copy), with its own approver.
+    pub fn child(&self, approver: Arc<dyn Approver>) -> Gate {
+        Gate {
+            shared: Arc::clone(&self.shared),
+            approver,
+            turn: tokio::sync::Mutex::new(()),
+            yolo: Arc::clone(&self.yolo),
+            workspace: self.workspace.clone(),
+            project_config: self.project_config.clone(),
         }
     }
 

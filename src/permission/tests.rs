@@ -361,3 +361,61 @@ async fn always_saves_a_rule_and_allows_later_calls() {
         "bash(cargo test:*)"
     );
 }
+
+#[test]
+fn step4_hook_ask_is_per_call_and_yields_to_yolo() {
+    let g = gate_with(
+        &[("bash(cargo build:*)", RuleList::Allow)],
+        false,
+        Arc::new(Vanishing),
+    );
+    let f = bash("cargo build", Risk::Low);
+    g.ask_by_hook("c1");
+    assert_eq!(
+        g.judge(&f, "c1").decision,
+        Decision::Ask,
+        "the hook's ask beats the allow rule"
+    );
+    assert_eq!(g.judge(&f, "c2").decision, Decision::Allow);
+    g.set_yolo(true);
+    assert_eq!(
+        g.judge(&f, "c1").decision,
+        Decision::Allow,
+        "--yolo never asks"
+    );
+}
+
+#[tokio::test]
+async fn a_child_gate_shares_rules_grants_and_the_yolo_switch() {
+    let parent = gate_with(&[], false, Arc::new(Always(Answer::AllowSession)));
+    let child = parent.child(Arc::new(Always(Answer::Unavailable {
+        explanation: "nobody".into(),
+    })));
+    let f = bash("cargo build", Risk::Medium);
+    let cancel = CancellationToken::new();
+    assert_eq!(
+        child.check(&f, "k1", &cancel).await,
+        Err(Denial("nobody".into())),
+        "the child's own approver answers"
+    );
+    parent.check(&f, "p1", &cancel).await.unwrap();
+    assert_eq!(
+        child.judge(&f, "k2").decision,
+        Decision::Allow,
+        "the session grant is shared"
+    );
+    let g = bash("git push", Risk::Medium);
+    assert_eq!(child.judge(&g, "k3").decision, Decision::Ask);
+    parent.set_yolo(true);
+    assert_eq!(
+        child.judge(&g, "k3").decision,
+        Decision::Allow,
+        "/yolo reaches the child"
+    );
+    parent.set_yolo(false);
+    assert_eq!(
+        child.judge(&g, "k3").decision,
+        Decision::Ask,
+        "and so does turning it off"
+    );
+}

@@ -111,7 +111,7 @@ impl<T: Tool> DynTool for T {
     fn prepare(self: Arc<Self>, args: Value) -> Result<Box<dyn PreparedCall>, ToolError> {
         let args = serde_json::from_value::<T::Args>(args).map_err(|e| {
             ToolError::new(format!(
-                "invalid arguments for `{}`: {e}. Call it again with arguments that match its schema.",
+                "invalid arguments for `{}`: {e}.{SCHEMA_HINT}",
                 T::NAME
             ))
         })?;
@@ -358,8 +358,11 @@ impl Surface {
                 let verdict = self.pre_hooks(hooks, call, &hook_input, &ctx.cancel).await;
                 effects.notices.extend(verdict.notices.iter().cloned());
                 effects.context.extend(verdict.context.iter().cloned());
-                input = Some(hook_input);
-                self.apply_pre_verdict(call, tool, &mut prepared, verdict, &ctx, effects)?
+                let (facts, rewritten) =
+                    self.apply_pre_verdict(call, tool, &mut prepared, verdict, &ctx, effects)?;
+                // PostToolUse hooks see the call that actually runs.
+                input = Some(rewritten.unwrap_or(hook_input));
+                facts
             }
             _ => prepared.facts(&ctx)?,
         };
@@ -458,7 +461,8 @@ impl Surface {
 
     /// Applies what PreToolUse hooks decided: a halt or a denial is the
     /// result; a rewrite is validated and judged afresh; allow and ask go
-    /// to the gate for this call only. Returns the facts the gate judges.
+    /// to the gate for this call only. Returns the facts the gate judges
+    /// and, after a rewrite, the new input as hooks see it.
     fn apply_pre_verdict(
         &self,
         call: &ToolCall,
@@ -467,7 +471,7 @@ impl Surface {
         verdict: hooks::Verdict,
         ctx: &ToolContext,
         effects: &mut HookEffects,
-    ) -> Result<CallFacts, Refusal> {
+    ) -> Result<(CallFacts, Option<serde_json::Map<String, Value>>), Refusal> {
         if let Some(reason) = verdict.halt {
             effects.halt = Some(reason.clone());
             return Err(Refusal::Denied(format!(
@@ -482,31 +486,42 @@ impl Surface {
                 verdict.reason("no reason given")
             )));
         }
-        let rewritten = verdict.updated_input.is_some();
+        let mut rewritten = None;
         if let Some(new) = verdict.updated_input {
             let before = hooks::hook_input(
                 &parse_arguments(&call.name, &call.arguments).unwrap_or_default(),
                 &|p| ctx.workspace.absolute(p),
             );
             let args = hooks::rewritten_args(new, &before);
-            *prepared = Arc::clone(tool).prepare(args).map_err(|e| {
+            *prepared = Arc::clone(tool).prepare(args.clone()).map_err(|e| {
                 ToolError::new(format!(
-                    "A PreToolUse hook rewrote this call's arguments, and the rewrite is invalid: {e}"
+                    "A PreToolUse hook rewrote this call's arguments, and the rewrite is invalid: {}. \
+                     The person's hook configuration is at fault, not your call, so retrying will not help: \
+                     tell the person, and go on without this call.",
+                    e.0.trim_end_matches(SCHEMA_HINT).trim_end_matches('.')
                 ))
             })?;
+            rewritten = Some(hooks::hook_input(&args, &|p| ctx.workspace.absolute(p)));
         }
         let facts = prepared.facts(ctx)?;
+        // An allow covers a rewrite only when the hook that rewrote said
+        // it (others judged the call as the model made it), and never one
+        // that made the call HIGH risk: that is put to the person.
+        let allow_counts = match &rewritten {
+            None => true,
+            Some(_) => verdict.rewriter_allowed && facts.risk.level != Risk::High,
+        };
         match verdict.decision {
-            // A rewrite the hook made HIGH risk is still put to the person.
-            Some(Decision::Allow) if !(rewritten && facts.risk.level == Risk::High) => {
-                self.gate.approve_by_hook(&call.id)
-            }
+            Some(Decision::Allow) if allow_counts => self.gate.approve_by_hook(&call.id),
             Some(Decision::Ask) => self.gate.ask_by_hook(&call.id),
             _ => {}
         }
-        Ok(facts)
+        Ok((facts, rewritten))
     }
 }
+
+/// How an invalid-arguments message ends when the model can fix it.
+const SCHEMA_HINT: &str = " Call it again with arguments that match its schema.";
 
 fn parse_arguments(tool: &str, raw: &str) -> Result<Value, ToolError> {
     if raw.trim().is_empty() {
