@@ -111,7 +111,15 @@ impl ServerHandler for TestServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let ok = |t: String| Ok(CallToolResult::success(vec![ContentBlock::text(t)]).into());
         match request.name.as_ref() {
-            "echo" => ok(format!("echo: {}", text(&request.arguments))),
+            // `$NAME` echoes that environment variable, so tests can see
+            // what the agent passed to its servers.
+            "echo" => match text(&request.arguments).strip_prefix('$') {
+                Some(var) => ok(format!(
+                    "echo: ${var}={}",
+                    std::env::var(var).unwrap_or_else(|_| "(unset)".into())
+                )),
+                None => ok(format!("echo: {}", text(&request.arguments))),
+            },
             "add_note" => {
                 let path = std::env::var("MCP_NOTES")
                     .map_err(|_| ErrorData::internal_error("MCP_NOTES is not set", None))?;

@@ -12,15 +12,7 @@ use support::project::{FAST_LLM, Project, Wire, result_texts};
 
 /// The fake server, built by `cargo test` as an example next to the tests.
 fn fake_server() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(|d| d.parent()).unwrap();
-    let path = dir.join("examples/fake_lsp");
-    assert!(
-        path.exists(),
-        "the fake language server was not built at {}",
-        path.display()
-    );
-    path
+    support::example_exe("fake_lsp")
 }
 
 fn with_server(mode: &str, wait: f64) -> Project {

@@ -17,15 +17,7 @@ use support::project::{BOTH, FAST_LLM, Project, Wire, result_texts, sent_results
 /// The test server, built by `cargo test` as an example next to the tests
 /// (`cargo test --test e2e_mcp` alone does not rebuild it).
 fn server_exe() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(|d| d.parent()).unwrap();
-    let path = dir.join("examples/mcp_server");
-    assert!(
-        path.exists(),
-        "the test MCP server was not built at {}",
-        path.display()
-    );
-    path
+    support::example_exe("mcp_server")
 }
 
 /// `[mcp.<name>]` for the test server, with its notes and pid files in
@@ -493,4 +485,37 @@ fn a_streamable_http_server_with_headers_from_the_environment() {
         "{}",
         run.stdout
     );
+}
+
+#[test]
+fn servers_do_not_get_the_agents_provider_keys() {
+    // The run sets OPENAI_API_KEY for the mock; the server must not see it,
+    // while ordinary variables (HOME) and the entry's own env pass through.
+    let p = with_server("", "");
+    let (_, results) = rounds(
+        &p,
+        Wire::OpenAi,
+        vec![
+            ("mcp_test_echo", json!({"text": "$OPENAI_API_KEY"})),
+            ("mcp_test_echo", json!({"text": "$HOME"})),
+            ("mcp_test_echo", json!({"text": "$MCP_NOTES"})),
+        ],
+        &[],
+    );
+    assert_eq!(results[0], "echo: $OPENAI_API_KEY=(unset)");
+    assert_eq!(results[1], format!("echo: $HOME={}", p.home().display()));
+    assert_eq!(
+        results[2],
+        format!("echo: $MCP_NOTES={}", notes(&p).display())
+    );
+
+    // Named in the entry's env, a key is passed on purpose.
+    let p = with_server(", OPENAI_API_KEY = \"for-this-server\"", "");
+    let (_, results) = rounds(
+        &p,
+        Wire::OpenAi,
+        vec![("mcp_test_echo", json!({"text": "$OPENAI_API_KEY"}))],
+        &[],
+    );
+    assert_eq!(results[0], "echo: $OPENAI_API_KEY=for-this-server");
 }

@@ -178,3 +178,40 @@ fn project_hooks_the_person_does_not_trust_never_run() {
     assert!(!marker.exists(), "an untrusted hook ran");
     assert!(!p.home().join("data/trusted-projects.json").exists());
 }
+
+#[test]
+fn an_mcp_tool_is_asked_about_then_allowed() {
+    let p = Project::new();
+    let notes = p.home().join("notes.txt");
+    p.user_config(&format!(
+        "[mcp.test]\ncommand = \"{}\"\nenv = {{ MCP_NOTES = \"{}\" }}\n",
+        support::example_exe("mcp_server").display(),
+        notes.display()
+    ));
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools(vec![call(
+            "n1",
+            "mcp_test_add_note",
+            json!({"text": "first"}),
+        )])),
+        Step::Reply(Reply::tools(vec![call(
+            "n2",
+            "mcp_test_add_note",
+            json!({"text": "second"}),
+        )])),
+        Step::Reply(Reply::text("Noted twice.")),
+    ]);
+    let mut tui = Tui::start(&p, &mock.openai_base());
+    tui.wait_for("Enter sends");
+    tui.prompt("take notes");
+    tui.wait_for("Allow mcp_test_add_note?");
+    assert!(tui.text().contains("risk: medium"), "{}", tui.text());
+    assert!(!notes.exists(), "it ran before the answer");
+    std::thread::sleep(Duration::from_millis(600));
+    // `a`: this tool for the session; the second call is not asked about.
+    tui.send("a");
+    tui.wait_for("Noted twice.");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "first\nsecond\n");
+    let results = sent_results(&mock.requests()[2]);
+    assert_eq!(results[0].content, "noted");
+}

@@ -223,6 +223,15 @@ impl Config {
                 &config.workspace,
                 &config.project_hooks.fingerprint(),
             );
+        // A third-party MCP server does not get the person's LLM keys.
+        let keys = config.providers.key_vars();
+        for server in config.mcp_servers.values_mut() {
+            server.withheld_env = keys
+                .iter()
+                .filter(|k| !server.env.contains_key(*k))
+                .cloned()
+                .collect();
+        }
         if let Some(n) = overrides.max_steps {
             config.max_steps = n;
         }

@@ -240,6 +240,14 @@ impl ProviderTable {
         })
     }
 
+    /// Every environment variable a provider's key is read from.
+    pub fn key_vars(&self) -> Vec<String> {
+        self.defs
+            .values()
+            .filter_map(|d| d.api_key_env.clone())
+            .collect()
+    }
+
     fn no_provider_help(&self) -> String {
         let keys: Vec<String> = self
             .order

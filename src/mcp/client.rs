@@ -68,7 +68,11 @@ impl Process {
             }
             Err(_) => (Stdio::null(), 0),
         };
-        let mut child = tokio::process::Command::new(command)
+        let mut cmd = tokio::process::Command::new(command);
+        for var in &config.withheld_env {
+            cmd.env_remove(var);
+        }
+        let mut child = cmd
             .args(&config.args)
             .envs(&config.env)
             .current_dir(workspace)

@@ -40,6 +40,10 @@ pub struct ServerConfig {
     /// Extra environment of a stdio server.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// The agent's own provider keys, not passed on unless named in `env`
+    /// (filled in when the config loads).
+    #[serde(skip)]
+    pub withheld_env: Vec<String>,
     /// The endpoint of a streamable HTTP server.
     pub url: Option<String>,
     /// HTTP headers; `${NAME}` in a value is the environment variable NAME.
@@ -118,10 +122,16 @@ impl ServerConfig {
             ("startup_timeout_secs", self.startup_timeout_secs),
             ("tool_timeout_secs", self.tool_timeout_secs),
         ] {
+            // Capped at a day: deadlines are `now + timeout`, which must not overflow.
             if let Some(v) = v
-                && (Duration::try_from_secs_f64(v).is_err() || v == 0.0)
+                && !(v > 0.0 && v <= 86_400.0)
             {
-                return bad(key, format!("`{v}` is not a positive number of seconds"));
+                return bad(
+                    key,
+                    format!(
+                        "`{v}` is out of range; give a number of seconds above 0, at most 86400"
+                    ),
+                );
             }
         }
         Ok(())

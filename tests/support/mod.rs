@@ -5,3 +5,17 @@
 pub mod mock_llm;
 pub mod project;
 pub mod pty;
+
+/// A program of `examples/`, built by `cargo test` next to the tests
+/// (`cargo test --test X` alone does not rebuild it: `cargo build --examples`).
+pub fn example_exe(name: &str) -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(|d| d.parent()).unwrap();
+    let path = dir.join("examples").join(name);
+    assert!(
+        path.exists(),
+        "examples/{name} was not built at {}; run `cargo build --examples`",
+        path.display()
+    );
+    path
+}
