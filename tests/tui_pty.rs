@@ -184,7 +184,8 @@ fn an_mcp_tool_is_asked_about_then_allowed() {
     let p = Project::new();
     let notes = p.home().join("notes.txt");
     p.user_config(&format!(
-        "[mcp.test]\ncommand = \"{}\"\nenv = {{ MCP_NOTES = \"{}\" }}\n",
+        "[mcp.test]\ncommand = \"{}\"\nenv = {{ MCP_NOTES = \"{}\" }}\n\
+         [mcp.gone]\ncommand = \"/nonexistent/mcp-server\"\n",
         support::example_exe("mcp_server").display(),
         notes.display()
     ));
@@ -203,6 +204,9 @@ fn an_mcp_tool_is_asked_about_then_allowed() {
     ]);
     let mut tui = Tui::start(&p, &mock.openai_base());
     tui.wait_for("Enter sends");
+    // The status line follows the servers as they start in the background.
+    tui.wait_for("mcp:test ✓");
+    tui.wait_for("mcp:gone ✗");
     tui.prompt("take notes");
     tui.wait_for("Allow mcp_test_add_note?");
     assert!(tui.text().contains("risk: medium"), "{}", tui.text());

@@ -296,6 +296,35 @@ impl McpManager {
         futures_util::future::join_all(waits).await;
     }
 
+    /// Each enabled server as the status line shows it: `mcp:<name>` and
+    /// "running", "starting", "failed: why" or "exited: why" (it starts
+    /// again on the next call).
+    pub fn status(&self) -> Vec<(String, String)> {
+        self.servers
+            .iter()
+            .filter_map(|s| {
+                let state = match &*s.status.borrow() {
+                    Status::Disabled => return None,
+                    Status::Ready(_) => "running".to_string(),
+                    Status::NotStarted | Status::Starting => "starting".into(),
+                    Status::Failed(why) => format!("failed: {why}"),
+                    Status::Exited(why) => format!("exited: {why}"),
+                };
+                Some((format!("mcp:{}", s.name), state))
+            })
+            .collect()
+    }
+
+    /// Resolves when any server's state changes (front ends redraw then).
+    pub async fn changed(&self) {
+        let mut receivers: Vec<_> = self.servers.iter().map(|s| s.status.subscribe()).collect();
+        if receivers.is_empty() {
+            return std::future::pending().await;
+        }
+        let waits = receivers.iter_mut().map(|rx| Box::pin(rx.changed()));
+        let _ = futures_util::future::select_all(waits).await;
+    }
+
     /// Closes every connection; stdio servers are stopped, their process
     /// groups killed if they do not exit at once.
     pub async fn shutdown(&self) {

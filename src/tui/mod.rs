@@ -231,6 +231,41 @@ fn edit_in_editor(draft: &str) -> std::io::Result<String> {
     std::fs::read_to_string(file.path())
 }
 
+/// Language servers and MCP servers with their state, for the status line.
+async fn server_status(surface: &crate::tools::Surface) -> Vec<(String, String)> {
+    let mut list = match &surface.context().lsp {
+        Some(lsp) => lsp.status().await,
+        None => Vec::new(),
+    };
+    if let Some(mcp) = &surface.context().mcp {
+        list.extend(mcp.status());
+    }
+    list
+}
+
+/// Keeps the status line current while MCP servers start, fail or exit in
+/// the background; cancel the token when the session goes.
+fn watch_servers(session: &Session, ui: &mpsc::UnboundedSender<UiEvent>) -> CancellationToken {
+    let stop = CancellationToken::new();
+    let surface = Arc::clone(session.surface());
+    if surface.context().mcp.is_some() {
+        let (tx, stop) = (ui.clone(), stop.clone());
+        tokio::spawn(async move {
+            loop {
+                let _ = tx.send(UiEvent::Servers(server_status(&surface).await));
+                let Some(mcp) = &surface.context().mcp else {
+                    break;
+                };
+                tokio::select! {
+                    _ = stop.cancelled() => break,
+                    _ = mcp.changed() => {}
+                }
+            }
+        });
+    }
+    stop
+}
+
 /// Owns the session: runs one turn at a time as the UI asks.
 async fn agent_task(
     config: Config,
@@ -244,6 +279,7 @@ async fn agent_task(
         new_session_with(&config, provider, approver.clone(), &root_cancel)
     };
     let mut session = new_session(provider.clone());
+    let mut watching = watch_servers(&session, &ui);
     // Changes made outside the agent show up as notices.
     if let Some(lsp) = &session.surface().context().lsp {
         let mut changes = lsp.external_changes.subscribe();
@@ -308,9 +344,7 @@ async fn agent_task(
                     }
                 };
                 save(&config, &session);
-                if let Some(lsp) = &session.surface().context().lsp {
-                    let _ = ui.send(UiEvent::Servers(lsp.status().await));
-                }
+                let _ = ui.send(UiEvent::Servers(server_status(session.surface()).await));
                 let done = match result {
                     Ok(_) | Err(TurnError::Cancelled) => Ok(()),
                     Err(e) => Err(e.to_string()),
@@ -319,7 +353,10 @@ async fn agent_task(
             }
             Command::Clear => {
                 save(&config, &session);
+                // The old session's MCP servers stop with it.
+                watching.cancel();
                 session = new_session(provider.clone());
+                watching = watch_servers(&session, &ui);
             }
             Command::SetYolo(on) => session.surface().gate().set_yolo(on),
             Command::SetModel(model) => {
@@ -348,6 +385,7 @@ async fn agent_task(
         }
     }
     save(&config, &session);
+    watching.cancel();
     if let Some(lsp) = session.surface().context().lsp.clone() {
         let _ = tokio::time::timeout(Duration::from_secs(2), lsp.shutdown_all()).await;
     }
