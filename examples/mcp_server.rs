@@ -182,6 +182,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .open(path)?;
         writeln!(f, "{}", std::process::id())?;
     }
+    // Fails its first start only: the file marks that it did.
+    if let Ok(marker) = std::env::var("MCP_FAIL_FIRST")
+        && !std::path::Path::new(&marker).exists()
+    {
+        std::fs::write(&marker, "failed once\n")?;
+        eprintln!("failing the first start on purpose");
+        std::process::exit(1);
+    }
     if let Some(ms) = std::env::var("MCP_SERVER_DELAY_MS")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -519,3 +519,40 @@ fn servers_do_not_get_the_agents_provider_keys() {
     );
     assert_eq!(results[0], "echo: $OPENAI_API_KEY=for-this-server");
 }
+
+#[test]
+fn a_server_that_fails_its_first_start_is_tried_again() {
+    let p = Project::new();
+    let marker = p.home().join("failed-once");
+    p.user_config(&format!(
+        "{FAST_LLM}{}",
+        server_entry(
+            &p,
+            "test",
+            &format!(", MCP_FAIL_FIRST = \"{}\"", marker.display()),
+            ""
+        )
+    ));
+    // The first request goes out while the server fails; the model waits
+    // in a command long enough for the retry (2 s later) to come up.
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools(vec![call(
+            "w",
+            "bash",
+            json!({"command": "sleep 4"}),
+        )])),
+        Step::Reply(Reply::text("done")),
+    ]);
+    p.run(&mock, Wire::OpenAi, "go", &["--yolo"]).assert_ok();
+    let names =
+        |r: &Recorded| -> Vec<String> { tools_and_system(r).0.into_iter().map(|t| t.0).collect() };
+    let reqs = mock.requests();
+    assert!(marker.exists(), "the first start did not fail");
+    assert!(!names(&reqs[0]).contains(&"mcp_test_echo".to_string()));
+    assert!(
+        names(&reqs[1]).contains(&"mcp_test_echo".to_string()),
+        "{:?}",
+        names(&reqs[1])
+    );
+    assert_eq!(pids(&p).len(), 2, "one failed start, one retry");
+}

@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -43,7 +44,15 @@ pub(super) struct Server {
     status: watch::Sender<Status>,
     /// Where its tools are published; unset for `agent mcp list`.
     target: Arc<OnceLock<Target>>,
+    /// Failed first starts so far (a server that was never ready has no
+    /// tools a call could restart it through, so it is retried alone).
+    failed_starts: std::sync::atomic::AtomicUsize,
+    ever_ready: std::sync::atomic::AtomicBool,
 }
+
+/// Waits before starting again a server that never came up: slow first
+/// starts (a package manager downloading the server) often succeed later.
+const RETRY_DELAYS: [Duration; 2] = [Duration::from_secs(2), Duration::from_secs(20)];
 
 /// Where a manager's servers publish their tools.
 struct Target {
@@ -98,6 +107,7 @@ impl Server {
         match opened {
             Ok(conn) => {
                 let conn = Arc::new(conn);
+                self.ever_ready.store(true, Ordering::Relaxed);
                 self.publish(&conn);
                 self.status.send_replace(Status::Ready(Arc::clone(&conn)));
                 if let Some(exit) = conn.process.as_ref().map(|p| p.exit_watch()) {
@@ -110,8 +120,32 @@ impl Server {
                     registry.stopped_starting(&self.source());
                 }
                 self.status.send_replace(Status::Failed(reason));
+                self.retry_later();
             }
         }
+    }
+
+    /// Starts a server that never came up again after a pause, a few
+    /// times, while its session lives. A server that was ready once is
+    /// restarted by the next call to one of its tools instead.
+    fn retry_later(self: &Arc<Self>) {
+        if self.ever_ready.load(Ordering::Relaxed) || self.registry().is_none() {
+            return;
+        }
+        let n = self.failed_starts.fetch_add(1, Ordering::Relaxed);
+        let Some(&delay) = RETRY_DELAYS.get(n) else {
+            return;
+        };
+        let server = Arc::downgrade(self);
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            // Not if the session went meanwhile.
+            if let Some(s) = server.upgrade()
+                && s.registry().is_some()
+            {
+                s.begin_start();
+            }
+        });
     }
 
     /// Puts its tools and instructions into the Surface.
@@ -263,6 +297,8 @@ impl McpManager {
                         Status::Disabled
                     }),
                     target: Arc::clone(&target),
+                    failed_starts: Default::default(),
+                    ever_ready: Default::default(),
                 })
             })
             .collect();
