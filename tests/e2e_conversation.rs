@@ -27,6 +27,28 @@ fn demo() -> Project {
     p
 }
 
+/// Every built-in tool, in the order the model is offered them.
+const BUILT_IN_TOOLS: [&str; 16] = [
+    "agent",
+    "bash",
+    "diagnostics",
+    "edit",
+    "fetch",
+    "glob",
+    "grep",
+    "job_kill",
+    "job_output",
+    "ls",
+    "lsp_restart",
+    "multiedit",
+    "references",
+    "todos",
+    "view",
+    "write",
+];
+/// Where `view` stands in that list.
+const VIEW: usize = 14;
+
 #[test]
 fn multi_step_conversation_uses_each_read_only_tool() {
     for wire in BOTH {
@@ -121,28 +143,8 @@ fn first_request_carries_prompt_system_tools_and_credentials() {
                     .iter()
                     .map(|t| t["function"]["name"].as_str().unwrap())
                     .collect();
-                assert_eq!(
-                    names,
-                    [
-                        "agent",
-                        "bash",
-                        "diagnostics",
-                        "edit",
-                        "fetch",
-                        "glob",
-                        "grep",
-                        "job_kill",
-                        "job_output",
-                        "ls",
-                        "lsp_restart",
-                        "multiedit",
-                        "references",
-                        "todos",
-                        "view",
-                        "write"
-                    ]
-                );
-                let view = &b["tools"][14]["function"];
+                assert_eq!(names, BUILT_IN_TOOLS);
+                let view = &b["tools"][VIEW]["function"];
                 assert_eq!(view["parameters"]["required"], json!(["path"]));
                 assert!(view["description"].as_str().unwrap().contains("2000 lines"));
             }
@@ -159,28 +161,11 @@ fn first_request_carries_prompt_system_tools_and_credentials() {
                     .iter()
                     .map(|t| t["name"].as_str().unwrap())
                     .collect();
+                assert_eq!(names, BUILT_IN_TOOLS);
                 assert_eq!(
-                    names,
-                    [
-                        "agent",
-                        "bash",
-                        "diagnostics",
-                        "edit",
-                        "fetch",
-                        "glob",
-                        "grep",
-                        "job_kill",
-                        "job_output",
-                        "ls",
-                        "lsp_restart",
-                        "multiedit",
-                        "references",
-                        "todos",
-                        "view",
-                        "write"
-                    ]
+                    b["tools"][VIEW]["input_schema"]["required"],
+                    json!(["path"])
                 );
-                assert_eq!(b["tools"][14]["input_schema"]["required"], json!(["path"]));
             }
         }
     }

@@ -7,8 +7,7 @@ mod support;
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
-use support::mock_llm::{MockLlm, Reply, Step, call};
-use support::project::{FAST_LLM, Project, Wire, result_texts};
+use support::project::{FAST_LLM, Project, Wire};
 
 /// The fake server, built by `cargo test` as an example next to the tests.
 fn fake_server() -> PathBuf {
@@ -24,22 +23,9 @@ fn with_server(mode: &str, wait: f64) -> Project {
     p
 }
 
-/// Rounds of tool calls, each answered; returns the results per round.
+/// Rounds of tool calls under --yolo; the results per round.
 fn rounds(p: &Project, calls: Vec<(&str, Value)>) -> Vec<String> {
-    let n = calls.len();
-    let mut script: Vec<Step> = calls
-        .into_iter()
-        .enumerate()
-        .map(|(i, (name, args))| {
-            Step::Reply(Reply::tools(vec![call(&format!("c{i}"), name, args)]))
-        })
-        .collect();
-    script.push(Step::Reply(Reply::text("done")));
-    let mock = MockLlm::start(script);
-    p.run(&mock, Wire::OpenAi, "go", &["--yolo"]).assert_ok();
-    (1..=n)
-        .map(|i| result_texts(&mock.requests()[i]).remove(0))
-        .collect()
+    support::project::rounds(p, Wire::OpenAi, calls, &["--yolo"]).1
 }
 
 fn write_then_fix() -> Vec<(&'static str, Value)> {

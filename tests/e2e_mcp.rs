@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Recorded, Reply, Step, call};
-use support::project::{BOTH, FAST_LLM, Project, Wire, result_texts, sent_results};
+use support::project::{BOTH, FAST_LLM, Project, Wire, rounds, sent_results};
 
 /// The test server, built by `cargo test` as an example next to the tests
 /// (`cargo test --test e2e_mcp` alone does not rebuild it).
@@ -59,30 +59,6 @@ fn pids(p: &Project) -> Vec<i32> {
 
 fn alive(pid: i32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
-}
-
-/// Rounds of one call each, answered; returns the mock and the results.
-fn rounds(
-    p: &Project,
-    wire: Wire,
-    calls: Vec<(&str, Value)>,
-    flags: &[&str],
-) -> (MockLlm, Vec<String>) {
-    let n = calls.len();
-    let mut script: Vec<Step> = calls
-        .into_iter()
-        .enumerate()
-        .map(|(i, (name, args))| {
-            Step::Reply(Reply::tools(vec![call(&format!("c{i}"), name, args)]))
-        })
-        .collect();
-    script.push(Step::Reply(Reply::text("done")));
-    let mock = MockLlm::start(script);
-    p.run(&mock, wire, "go", flags).assert_ok();
-    let results = (1..=n)
-        .map(|i| result_texts(&mock.requests()[i]).remove(0))
-        .collect();
-    (mock, results)
 }
 
 /// Tool names and the system prompt of a recorded request, either wire.

@@ -109,8 +109,10 @@ fn approvals_in_the_terminal() {
     tui.wait_for("Cancelled by the person");
 }
 
-#[test]
-fn untrusted_project_hooks_are_put_to_the_person_first() {
+/// A project whose hook (on `view`) touches a marker file; the person
+/// answers the trust question with `answer`, then the model reads a file.
+/// Returns whether the hook ran and the project.
+fn trust_question(answer: &str) -> (bool, Project) {
     let p = Project::new();
     let marker = p.home().join("hook-ran");
     p.file(
@@ -137,11 +139,17 @@ fn untrusted_project_hooks_are_put_to_the_person_first() {
         "{}",
         tui.text()
     );
-    tui.send("y\r");
+    tui.send(&format!("{answer}\r"));
     tui.wait_for("Enter sends");
     tui.prompt("read a.txt");
     tui.wait_for("Read it.");
-    assert!(marker.exists(), "the trusted hook did not run");
+    (marker.exists(), p)
+}
+
+#[test]
+fn untrusted_project_hooks_are_put_to_the_person_first() {
+    let (ran, p) = trust_question("y");
+    assert!(ran, "the trusted hook did not run");
     let trusted = std::fs::read_to_string(p.home().join("data/trusted-projects.json")).unwrap();
     assert!(
         trusted.contains(&p.root().display().to_string()),
@@ -151,31 +159,8 @@ fn untrusted_project_hooks_are_put_to_the_person_first() {
 
 #[test]
 fn project_hooks_the_person_does_not_trust_never_run() {
-    let p = Project::new();
-    let marker = p.home().join("hook-ran");
-    p.file(
-        ".agent/config.toml",
-        &format!(
-            "[[hooks.PreToolUse]]\ncommand = \"touch {}\"\n",
-            marker.display()
-        ),
-    );
-    p.file("a.txt", "alpha\n");
-    let mock = MockLlm::start(vec![
-        Step::Reply(Reply::tools(vec![call(
-            "v",
-            "view",
-            json!({"path": "a.txt"}),
-        )])),
-        Step::Reply(Reply::text("Read it.")),
-    ]);
-    let mut tui = Tui::start(&p, &mock.openai_base());
-    tui.wait_for("Trust this project and run them?");
-    tui.send("n\r");
-    tui.wait_for("Enter sends");
-    tui.prompt("read a.txt");
-    tui.wait_for("Read it.");
-    assert!(!marker.exists(), "an untrusted hook ran");
+    let (ran, p) = trust_question("n");
+    assert!(!ran, "an untrusted hook ran");
     assert!(!p.home().join("data/trusted-projects.json").exists());
 }
 

@@ -8,18 +8,23 @@ use crate::tools::render;
 /// More than this of a project's AGENTS.md is cut, to keep the prompt small.
 const MAX_PROJECT_NOTES: usize = 32 * 1024;
 
+/// What every prompt says about where the agent runs: `{cwd}`,
+/// `{platform}`, `{date}`.
+pub(super) fn environment(workspace: &Path) -> Vec<(&'static str, String)> {
+    vec![
+        ("cwd", workspace.display().to_string()),
+        (
+            "platform",
+            format!("{} ({})", std::env::consts::OS, std::env::consts::ARCH),
+        ),
+        ("date", time::OffsetDateTime::now_utc().date().to_string()),
+    ]
+}
+
 pub fn system_prompt(workspace: &Path) -> String {
-    let date = time::OffsetDateTime::now_utc().date();
     let mut prompt = render(
         include_str!("../../templates/system.md"),
-        &[
-            ("cwd", workspace.display().to_string()),
-            (
-                "platform",
-                format!("{} ({})", std::env::consts::OS, std::env::consts::ARCH),
-            ),
-            ("date", date.to_string()),
-        ],
+        &environment(workspace),
     );
     if let Ok(notes) = std::fs::read_to_string(workspace.join("AGENTS.md")) {
         let notes = match notes.char_indices().nth(MAX_PROJECT_NOTES) {

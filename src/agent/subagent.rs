@@ -32,19 +32,9 @@ impl SubAgents {
         max_steps: u32,
         data_dir: PathBuf,
     ) -> SubAgents {
-        let date = time::OffsetDateTime::now_utc().date();
-        let system = render(
-            include_str!("../../templates/subagent.md"),
-            &[
-                ("cwd", workspace.display().to_string()),
-                (
-                    "platform",
-                    format!("{} ({})", std::env::consts::OS, std::env::consts::ARCH),
-                ),
-                ("date", date.to_string()),
-                ("tools", surface.names().join(", ")),
-            ],
-        );
+        let mut values = super::prompt::environment(workspace);
+        values.push(("tools", surface.names().join(", ")));
+        let system = render(include_str!("../../templates/subagent.md"), &values);
         SubAgents {
             provider: Mutex::new(provider),
             surface,

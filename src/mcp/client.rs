@@ -22,6 +22,8 @@ use rmcp::{RoleClient, ServiceError, ServiceExt};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use crate::tools::error_chain;
+
 use super::ServerConfig;
 
 /// Lines of a server's stderr quoted when it dies.
@@ -380,17 +382,6 @@ fn readable(message: &str) -> String {
         Some(i) => message[i + "] error: ".len()..].to_string(),
         None => message.to_string(),
     }
-}
-
-/// An error with its causes, on one line.
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        out.push_str(&format!(": {s}"));
-        source = s.source();
-    }
-    out
 }
 
 #[cfg(test)]

@@ -17,8 +17,6 @@ use crate::llm::ToolSpec;
 use crate::permission::{CallFacts, RiskAssessment, Scope, Subjects};
 use crate::tools::{Effect, ExternalTool, ToolContext, ToolError, cut_line};
 
-/// The most text a result carries (as `fetch`).
-pub const MAX_CHARS: usize = 100_000;
 /// Providers accept function names of at most this many characters.
 const MAX_NAME: usize = 64;
 
@@ -194,18 +192,7 @@ fn render_result(result: CallToolResult) -> Result<String, ToolError> {
     if text.trim().is_empty() {
         text = "(the tool returned no content)".into();
     }
-    let chars = text.chars().count();
-    if chars > MAX_CHARS {
-        let end = text
-            .char_indices()
-            .nth(MAX_CHARS)
-            .map_or(text.len(), |(i, _)| i);
-        text.truncate(end);
-        text.push_str(&format!(
-            "\n… {} more characters not shown",
-            chars - MAX_CHARS
-        ));
-    }
+    crate::tools::cap_result(&mut text);
     if result.is_error == Some(true) {
         Err(ToolError::new(text))
     } else {
@@ -281,7 +268,7 @@ mod tests {
             "(the tool returned no content)"
         );
         let big = CallToolResult::success(vec![ContentBlock::Text(TextContent::new(
-            "é".repeat(MAX_CHARS + 5),
+            "é".repeat(crate::tools::MAX_RESULT_CHARS + 5),
         ))]);
         let text = render_result(big).unwrap();
         assert!(

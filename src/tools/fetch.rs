@@ -11,13 +11,11 @@ use reqwest::header::{CONTENT_TYPE, LOCATION};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Effect, Tool, ToolContext, ToolError, render};
+use super::{Effect, Tool, ToolContext, ToolError, error_chain, render};
 use crate::permission::{CallFacts, RiskAssessment, Scope, Subjects};
 
 /// The most a response body may be; the rest is not read.
 pub const MAX_BYTES: usize = 5 * 1024 * 1024;
-/// The most text a result carries.
-pub const MAX_CHARS: usize = 100_000;
 const MAX_REDIRECTS: usize = 5;
 const DEFAULT_TIMEOUT_SECS: u64 = 30;
 const MAX_TIMEOUT_SECS: u64 = 120;
@@ -99,7 +97,7 @@ impl Tool for Fetch {
             include_str!("../../templates/fetch.md"),
             &[
                 ("max_mib", (MAX_BYTES / (1024 * 1024)).to_string()),
-                ("max_chars", MAX_CHARS.to_string()),
+                ("max_chars", super::MAX_RESULT_CHARS.to_string()),
                 ("max_redirects", MAX_REDIRECTS.to_string()),
             ],
         )
@@ -265,33 +263,11 @@ async fn fetch(args: FetchArgs) -> Result<String, ToolError> {
         head.push_str(&format!("\nRedirected: {first} → {}", hops.join(" → ")));
     }
     let mut text = text.trim_end().to_string();
-    let chars = text.chars().count();
-    if chars > MAX_CHARS {
-        let end = text
-            .char_indices()
-            .nth(MAX_CHARS)
-            .map_or(text.len(), |(i, _)| i);
-        text.truncate(end);
-        text.push_str(&format!(
-            "\n… {} more characters not shown",
-            chars - MAX_CHARS
-        ));
-    }
+    super::cap_result(&mut text);
     let result = format!("{head}\n\n{text}");
     if status.is_success() {
         Ok(result)
     } else {
         Err(ToolError::new(result))
     }
-}
-
-/// reqwest's error with its causes ("error sending request: connection refused").
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        out.push_str(&format!(": {s}"));
-        source = s.source();
-    }
-    out
 }

@@ -323,6 +323,34 @@ pub(crate) fn cut_line(s: &str, max: usize) -> String {
     }
 }
 
+/// Results longer than this many characters are cut (`fetch`, MCP tools).
+pub const MAX_RESULT_CHARS: usize = 100_000;
+
+/// Cuts `text` to [`MAX_RESULT_CHARS`] characters, saying how many more
+/// there were.
+pub(crate) fn cap_result(text: &mut String) {
+    let chars = text.chars().count();
+    if let Some((end, _)) = text.char_indices().nth(MAX_RESULT_CHARS) {
+        text.truncate(end);
+        text.push_str(&format!(
+            "\n… {} more characters not shown",
+            chars - MAX_RESULT_CHARS
+        ));
+    }
+}
+
+/// An error with its causes, on one line ("error sending request:
+/// connection refused").
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    out
+}
+
 /// Runs blocking file-system work off the async threads.
 pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, ToolError> + Send + 'static,

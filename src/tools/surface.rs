@@ -351,18 +351,20 @@ impl Surface {
         let tool = &self.lookup(&call.name)?;
         let args = parse_arguments(&call.name, &call.arguments)?;
         let mut prepared = Arc::clone(tool).prepare(args.clone())?;
-        let mut input = None;
-        let facts = match &self.hooks {
-            Some(hooks) if hooks.any(Event::PreToolUse, &call.name) => {
-                let hook_input = hooks::hook_input(&args, &|p| ctx.workspace.absolute(p));
-                let verdict = self.pre_hooks(hooks, call, &hook_input, &ctx.cancel).await;
-                effects.notices.extend(verdict.notices.iter().cloned());
-                effects.context.extend(verdict.context.iter().cloned());
-                let (facts, rewritten) =
-                    self.apply_pre_verdict(call, tool, &mut prepared, verdict, &ctx, effects)?;
-                // PostToolUse hooks see the call that actually runs.
-                input = Some(rewritten.unwrap_or(hook_input));
-                facts
+        let hooked = |event| self.hooks.as_deref().filter(|h| h.any(event, &call.name));
+        let (pre, post) = (hooked(Event::PreToolUse), hooked(Event::PostToolUse));
+        // The call as hooks see it; after a rewrite, the call that runs.
+        let mut input = (pre.is_some() || post.is_some())
+            .then(|| hooks::hook_input(&args, &|p| ctx.workspace.absolute(p)));
+        let facts = match (pre, &mut input) {
+            (Some(hooks), Some(input)) => {
+                let mut verdict = self
+                    .run_hooks(hooks, Event::PreToolUse, call, input, None, &ctx.cancel)
+                    .await;
+                effects.notices.append(&mut verdict.notices);
+                effects.context.append(&mut verdict.context);
+                effects.halt.clone_from(&verdict.halt);
+                self.apply_pre_verdict(call, tool, &mut prepared, verdict, input, &ctx)?
             }
             _ => prepared.facts(&ctx)?,
         };
@@ -379,27 +381,22 @@ impl Surface {
         let display_ctx = ctx.workspace.clone();
         let cancel = ctx.cancel.clone();
         let ran = prepared.run(ctx).await;
-        if let Some(hooks) = &self.hooks
-            && hooks.any(Event::PostToolUse, &call.name)
-        {
-            let input = input.unwrap_or_else(|| {
-                let args = parse_arguments(&call.name, &call.arguments).unwrap_or_default();
-                hooks::hook_input(&args, &|p| display_ctx.absolute(p))
-            });
+        if let (Some(hooks), Some(input)) = (post, &input) {
             let response = match &ran {
                 Ok(text) => serde_json::json!({"content": text, "is_error": false}),
                 Err(e) => serde_json::json!({"content": e.0, "is_error": true}),
             };
-            let hook_call = HookCall {
-                tool: &call.name,
-                id: &call.id,
-                input: &input,
-                permission_mode: self.permission_mode(),
-            };
-            let v = hooks
-                .run(Event::PostToolUse, &hook_call, Some(&response), &cancel)
+            let mut v = self
+                .run_hooks(
+                    hooks,
+                    Event::PostToolUse,
+                    call,
+                    input,
+                    Some(&response),
+                    &cancel,
+                )
                 .await;
-            effects.notices.extend(v.notices.iter().cloned());
+            effects.notices.append(&mut v.notices);
             if v.decision == Some(Decision::Deny) {
                 effects.context.push(format!(
                     "A PostToolUse hook objected to this call (it already ran): {}",
@@ -443,11 +440,13 @@ impl Surface {
         }
     }
 
-    async fn pre_hooks(
+    async fn run_hooks(
         &self,
         hooks: &Hooks,
+        event: Event,
         call: &ToolCall,
         input: &serde_json::Map<String, Value>,
+        response: Option<&Value>,
         cancel: &CancellationToken,
     ) -> hooks::Verdict {
         let hook_call = HookCall {
@@ -456,24 +455,23 @@ impl Surface {
             input,
             permission_mode: self.permission_mode(),
         };
-        hooks.run(Event::PreToolUse, &hook_call, None, cancel).await
+        hooks.run(event, &hook_call, response, cancel).await
     }
 
     /// Applies what PreToolUse hooks decided: a halt or a denial is the
     /// result; a rewrite is validated and judged afresh; allow and ask go
-    /// to the gate for this call only. Returns the facts the gate judges
-    /// and, after a rewrite, the new input as hooks see it.
+    /// to the gate for this call only. Returns the facts the gate judges;
+    /// after a rewrite, `input` is the new call as hooks see it.
     fn apply_pre_verdict(
         &self,
         call: &ToolCall,
         tool: &Arc<dyn DynTool>,
         prepared: &mut Box<dyn PreparedCall>,
         verdict: hooks::Verdict,
+        input: &mut serde_json::Map<String, Value>,
         ctx: &ToolContext,
-        effects: &mut HookEffects,
-    ) -> Result<(CallFacts, Option<serde_json::Map<String, Value>>), Refusal> {
+    ) -> Result<CallFacts, Refusal> {
         if let Some(reason) = verdict.halt {
-            effects.halt = Some(reason.clone());
             return Err(Refusal::Denied(format!(
                 "A PreToolUse hook stopped the turn before this `{}` call ran: {reason}",
                 call.name
@@ -486,13 +484,9 @@ impl Surface {
                 verdict.reason("no reason given")
             )));
         }
-        let mut rewritten = None;
+        let rewritten = verdict.updated_input.is_some();
         if let Some(new) = verdict.updated_input {
-            let before = hooks::hook_input(
-                &parse_arguments(&call.name, &call.arguments).unwrap_or_default(),
-                &|p| ctx.workspace.absolute(p),
-            );
-            let args = hooks::rewritten_args(new, &before);
+            let args = hooks::rewritten_args(new, input);
             *prepared = Arc::clone(tool).prepare(args.clone()).map_err(|e| {
                 ToolError::new(format!(
                     "A PreToolUse hook rewrote this call's arguments, and the rewrite is invalid: {}. \
@@ -501,22 +495,19 @@ impl Surface {
                     e.0.trim_end_matches(SCHEMA_HINT).trim_end_matches('.')
                 ))
             })?;
-            rewritten = Some(hooks::hook_input(&args, &|p| ctx.workspace.absolute(p)));
+            *input = hooks::hook_input(&args, &|p| ctx.workspace.absolute(p));
         }
         let facts = prepared.facts(ctx)?;
         // An allow covers a rewrite only when the hook that rewrote said
         // it (others judged the call as the model made it), and never one
         // that made the call HIGH risk: that is put to the person.
-        let allow_counts = match &rewritten {
-            None => true,
-            Some(_) => verdict.rewriter_allowed && facts.risk.level != Risk::High,
-        };
+        let allow_counts = !rewritten || verdict.rewriter_allowed && facts.risk.level != Risk::High;
         match verdict.decision {
             Some(Decision::Allow) if allow_counts => self.gate.approve_by_hook(&call.id),
             Some(Decision::Ask) => self.gate.ask_by_hook(&call.id),
             _ => {}
         }
-        Ok((facts, rewritten))
+        Ok(facts)
     }
 }
 

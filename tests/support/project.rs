@@ -6,7 +6,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-use super::mock_llm::{MockLlm, Recorded};
+use super::mock_llm::{MockLlm, Recorded, Reply, Step, call};
 
 /// Which wire protocol a test drives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,4 +180,29 @@ pub fn sent_results(r: &Recorded) -> Vec<SentResult> {
 /// The contents of the results, in order.
 pub fn result_texts(r: &Recorded) -> Vec<String> {
     sent_results(r).into_iter().map(|s| s.content).collect()
+}
+
+/// `agent -p go` for rounds of one tool call each, then a final answer;
+/// returns the mock and each call's result as the model received it.
+pub fn rounds(
+    p: &Project,
+    wire: Wire,
+    calls: Vec<(&str, Value)>,
+    flags: &[&str],
+) -> (MockLlm, Vec<String>) {
+    let n = calls.len();
+    let mut script: Vec<Step> = calls
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, args))| {
+            Step::Reply(Reply::tools(vec![call(&format!("c{i}"), name, args)]))
+        })
+        .collect();
+    script.push(Step::Reply(Reply::text("done")));
+    let mock = MockLlm::start(script);
+    p.run(&mock, wire, "go", flags).assert_ok();
+    let results = (1..=n)
+        .map(|i| result_texts(&mock.requests()[i]).remove(0))
+        .collect();
+    (mock, results)
 }
