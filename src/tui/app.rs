@@ -249,36 +249,41 @@ impl App {
         }
     }
 
+    /// Streamed text continues the last cell when it is a `C`, else starts one.
+    fn append_or_push<C: Cell + 'static>(
+        &mut self,
+        text: String,
+        field: fn(&mut C) -> &mut String,
+        new: fn(String) -> C,
+    ) {
+        if let Some(last) = self.cells.last_mut() {
+            let cell: &mut dyn Cell = last.cell.as_mut();
+            if let Some(c) = (cell as &mut dyn std::any::Any).downcast_mut::<C>() {
+                field(c).push_str(&text);
+                last.invalidate();
+                return;
+            }
+        }
+        self.push(new(text));
+    }
+
+    fn tool_by_id(&mut self, id: &str) -> Option<&mut ToolCell> {
+        let i = *self.tools.get(id)?;
+        self.tool_mut(i)
+    }
+
     fn agent_event(&mut self, ev: AgentEvent) {
         match ev {
-            AgentEvent::TextDelta { text } => {
-                let last = self.cells.len().checked_sub(1);
-                let appended = last.and_then(|i| {
-                    let c = self.cells.get_mut(i)?;
-                    let cell: &mut dyn Cell = c.cell.as_mut();
-                    let a = (cell as &mut dyn std::any::Any).downcast_mut::<AssistantCell>()?;
-                    a.text.push_str(&text);
-                    Some(i)
-                });
-                match appended {
-                    Some(i) => self.cells[i].invalidate(),
-                    None => self.push(AssistantCell { text }),
-                }
-            }
-            AgentEvent::ThinkingDelta { text } => {
-                let last = self.cells.len().checked_sub(1);
-                let appended = last.and_then(|i| {
-                    let c = self.cells.get_mut(i)?;
-                    let cell: &mut dyn Cell = c.cell.as_mut();
-                    let t = (cell as &mut dyn std::any::Any).downcast_mut::<ThinkingCell>()?;
-                    t.text.push_str(&text);
-                    Some(i)
-                });
-                match appended {
-                    Some(i) => self.cells[i].invalidate(),
-                    None => self.push(ThinkingCell { text }),
-                }
-            }
+            AgentEvent::TextDelta { text } => self.append_or_push(
+                text,
+                |a: &mut AssistantCell| &mut a.text,
+                |text| AssistantCell { text },
+            ),
+            AgentEvent::ThinkingDelta { text } => self.append_or_push(
+                text,
+                |t: &mut ThinkingCell| &mut t.text,
+                |text| ThinkingCell { text },
+            ),
             AgentEvent::Retrying {
                 attempt,
                 delay_ms,
@@ -321,9 +326,7 @@ impl App {
                 for n in &notices {
                     self.notice(n, true);
                 }
-                if let Some(&i) = self.tools.get(&id)
-                    && let Some(t) = self.tool_mut(i)
-                {
+                if let Some(t) = self.tool_by_id(&id) {
                     t.state = if denied {
                         ToolState::Denied
                     } else if is_error {
@@ -336,9 +339,7 @@ impl App {
                 }
             }
             AgentEvent::ToolProgress { id, text } => {
-                if let Some(&i) = self.tools.get(&id)
-                    && let Some(t) = self.tool_mut(i)
-                {
+                if let Some(t) = self.tool_by_id(&id) {
                     if !t.output.is_empty() {
                         t.output.push('\n');
                     }
