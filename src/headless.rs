@@ -345,7 +345,7 @@ pub fn permissions_check(
             "rule_source": j.rule.as_ref().map(|r| &r.source),
             "why": j.why,
             "description": facts.description,
-            "banned": facts.banned.as_ref().map(|(cmd, _)| cmd),
+            "banned": facts.banned.as_ref().map(|b| &b.command),
         });
         return Ok(v.to_string());
     }

@@ -119,7 +119,7 @@ fn edit_approval_shows_diff_and_a_session_grant_covers_that_file_only() {
         "edit a.txt: replaced 1 occurrence (+1 −1 lines)"
     );
     assert_eq!(q.risk.level, Risk::Medium);
-    assert_eq!(q.scope, "`edit` on a.txt in this session");
+    assert_eq!(q.scope, "changes to a.txt in this session");
     assert_eq!(
         q.choices,
         vec![Choice::Once, Choice::Session, Choice::Always, Choice::Deny]
@@ -198,7 +198,7 @@ fn bash_session_grant_is_per_command_prefix_and_high_is_asked_every_time() {
     assert!(!r.is_error, "{}", r.content);
     assert_eq!(
         f.asked()[0].scope,
-        "all `git init` and `git commit` commands in this session"
+        "`git init` and `git commit` commands in this session"
     );
     f.call("bash", json!({"command": "git commit --allow-empty -qm b"}));
     assert_eq!(f.asked().len(), 1, "covered by the grant");
@@ -210,7 +210,7 @@ fn bash_session_grant_is_per_command_prefix_and_high_is_asked_every_time() {
     assert_eq!(f.asked().len(), 2);
     assert_eq!(
         f.asked()[1].scope,
-        "all `git commit` and `touch` commands in this session"
+        "`git commit` and `touch` commands in this session"
     );
     // HIGH: only once/deny offered, and a session answer is not remembered.
     f.call("bash", json!({"command": "git reset --hard"}));

@@ -247,7 +247,9 @@ fn headless_without_yolo_denies_and_explains() {
         r[0]
     );
     assert!(
-        r[1].starts_with("This `bash` call needs the person's approval (low risk: runs `touch`"),
+        r[1].starts_with(
+            "This `bash` call needs the person's approval (low risk: creates files or directories)"
+        ),
         "{}",
         r[1]
     );

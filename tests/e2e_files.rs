@@ -344,7 +344,7 @@ fn headless_without_yolo_refuses_edits_and_keeps_the_file() {
         r[0]
     );
     assert!(
-        r[0].contains("add `edit(a.txt)` to [permissions] allow"),
+        r[0].contains("add `edit(./a.txt)` to [permissions] allow"),
         "{}",
         r[0]
     );

@@ -131,7 +131,7 @@ impl ExternalTool for McpTool {
                 tool: self.spec.name.clone(),
             },
             needs_approval: !self.read_only,
-            subjects: Subjects::None,
+            subjects: Subjects::default(),
             banned: None,
             diff: None,
         })

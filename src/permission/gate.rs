@@ -292,13 +292,13 @@ impl Gate {
                 false,
             );
         }
-        if let Some((cmd, why)) = &facts.banned {
-            return j(
-                Decision::Deny,
-                format!("`{cmd}` is banned ({why})"),
-                None,
-                false,
-            );
+        if let Some(b) = &facts.banned {
+            let why = if b.unknown {
+                format!("`{}` could be a banned command: {}", b.command, b.why)
+            } else {
+                format!("`{}` is banned ({})", b.command, b.why)
+            };
+            return j(Decision::Deny, why, None, false);
         }
         if self.yolo.load(std::sync::atomic::Ordering::Relaxed) {
             return j(
@@ -357,7 +357,7 @@ impl Gate {
                 false,
             );
         }
-        if covered(&state.grants, facts) {
+        if facts.scope.covered_by(&state.grants) {
             return j(
                 Decision::Allow,
                 "allowed for this session".into(),
@@ -391,13 +391,25 @@ impl Gate {
 
     fn deny_message(&self, facts: &CallFacts, j: &Judgment) -> String {
         match (&j.rule, &facts.banned) {
+            (Some(rule), _) if facts.subjects.commands.iter().any(|c| !c.known) => format!(
+                "This `{}` call is denied by the rule `{}` (deny list in {}): it runs a program only known at run time, which could be what the rule denies. \
+                 Write the program's name out (no variables, braces or generated code in the command name), or choose another way.",
+                facts.tool, rule.rule, rule.source
+            ),
             (Some(rule), _) => format!(
                 "This `{}` call is denied by the rule `{}` (deny list in {}). Do not retry it; choose another way, or ask the person to change the rule.",
                 facts.tool, rule.rule, rule.source
             ),
-            (None, Some((cmd, why))) => format!(
+            (None, Some(b)) if b.unknown => format!(
+                "This command is not run: {}. agent runs no program whose name it cannot read from the command, even with --yolo. \
+                 Write the program's name out (no variables, braces, `eval` or generated code in the command name), or choose another way.",
+                b.why
+            ),
+            (None, Some(b)) => format!(
                 "`{cmd}` is banned ({why}): agent never runs it, even with --yolo. Do not retry it; choose another way. \
-                 If the person really wants it, they can remove \"{cmd}\" from [permissions] banned in ~/.config/agent/config.toml."
+                 If the person really wants it, they can remove \"{cmd}\" from [permissions] banned in ~/.config/agent/config.toml.",
+                cmd = b.command,
+                why = b.why
             ),
             (None, None) => format!("This `{}` call is denied: {}.", facts.tool, j.why),
         }
@@ -444,12 +456,8 @@ impl Gate {
             description: facts.description.clone(),
             risk: facts.risk.clone(),
             scope: facts.scope.describe(&self.workspace),
-            rules: facts.scope.rules(&self.workspace),
-            choices: if high || !judgment.cacheable {
-                vec![Choice::Once, Choice::Deny]
-            } else {
-                vec![Choice::Once, Choice::Session, Choice::Always, Choice::Deny]
-            },
+            rules: facts.scope.rules(&self.workspace).unwrap_or_default(),
+            choices: choices(facts, high || !judgment.cacheable, &self.workspace),
             diff: facts.diff.clone(),
             waiting,
         };
@@ -490,7 +498,12 @@ impl Gate {
     }
 
     fn remember_always(&self, facts: &CallFacts) {
-        let texts = facts.scope.rules(&self.workspace);
+        let Some(texts) = facts.scope.rules(&self.workspace) else {
+            // "Always" is offered only when a rule says exactly what the
+            // grant does; a front end that sent it anyway gets the grant.
+            self.shared.lock().grants.extend(facts.scope.keys());
+            return;
+        };
         let source = self.project_config.display().to_string();
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let mut state = self.shared.lock();
@@ -517,9 +530,20 @@ impl Gate {
     }
 }
 
-fn covered(grants: &HashSet<String>, facts: &CallFacts) -> bool {
-    let keys = facts.scope.keys();
-    !keys.is_empty() && keys.iter().all(|k| grants.contains(k))
+/// The answers a question offers: "for this session" only when the scope
+/// names something, "always" only when a rule can say exactly that.
+fn choices(facts: &CallFacts, once_only: bool, workspace: &std::path::Path) -> Vec<Choice> {
+    let mut c = vec![Choice::Once];
+    if !once_only {
+        if !facts.scope.keys().is_empty() {
+            c.push(Choice::Session);
+        }
+        if facts.scope.rules(workspace).is_some() {
+            c.push(Choice::Always);
+        }
+    }
+    c.push(Choice::Deny);
+    c
 }
 
 /// The tool result for a person's denial: quotes the reason and says what

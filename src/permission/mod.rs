@@ -8,13 +8,13 @@ mod persist;
 mod risk;
 mod rules;
 
-pub use facts::{CallFacts, Scope, Subjects};
+pub use facts::{Banned, CallFacts, CommandSubject, Scope, Subjects};
 pub use gate::{
     Answer, ApprovalRequest, Approver, Choice, Decision, Denial, Gate, GateConfig, Judgment,
     Responder, RuleRef, denial_text,
 };
 pub use risk::{Risk, RiskAssessment};
-pub use rules::{Rule, RuleList, RuleSet};
+pub use rules::{Rule, RuleList, RuleSet, TOOL_NAMES, normalize_host};
 
 #[cfg(test)]
 mod tests;

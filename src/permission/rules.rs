@@ -1,14 +1,21 @@
 //! Permission rules in Claude Code's form, so people can carry theirs over:
-//! `bash(git diff:*)`, `bash(npm run *)`, `edit(src/**)`, `view(~/.ssh/**)`,
-//! `fetch(domain:docs.rs)`, `mcp_github_*`. Lists are `allow`, `ask` and
+//! `bash(git diff:*)`, `Bash(npm run *)`, `edit(src/**)`, `Read(~/.ssh/**)`,
+//! `WebFetch(domain:docs.rs)`, `mcp_github_*`. Lists are `allow`, `ask` and
 //! `deny`; precedence deny > ask > allow is the gate's order.
+//!
+//! A rule with an argument is about a capability, not a tool name: a path
+//! rule on any reading tool (`view`, `Read`, `grep`, `glob`, `ls`) covers
+//! every read of those paths (a bash `cat` included), a path rule on any
+//! changing tool (`edit`, `write`, `multiedit`) every change, a `bash`
+//! rule every simple command of a bash call however it is spelled, a
+//! domain rule every host reached. A rule with no argument names tools.
 
 use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
 use serde::Serialize;
 
-use super::facts::{CallFacts, Subjects};
+use super::facts::{CallFacts, CommandSubject};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -28,11 +35,95 @@ impl std::fmt::Display for RuleList {
     }
 }
 
+/// The capability a rule's argument is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Bash,
+    Read,
+    Edit,
+    Fetch,
+    /// Tools whose rules take no argument.
+    Plain,
+}
+
+/// Every tool name the agent has (MCP tools are `mcp_<server>_<tool>`).
+pub const TOOL_NAMES: &[&str] = &[
+    "view",
+    "ls",
+    "glob",
+    "grep",
+    "write",
+    "edit",
+    "multiedit",
+    "bash",
+    "job_output",
+    "job_kill",
+    "fetch",
+    "diagnostics",
+    "references",
+    "lsp_restart",
+    "todos",
+    "agent",
+];
+
+/// A rule's tool name (ours or Claude Code's): its family and the tools
+/// the name alone stands for.
+fn tool_name(name: &str) -> Option<(Family, &'static [&'static str])> {
+    Some(match name {
+        "bash" | "Bash" => (Family::Bash, &["bash"]),
+        "view" | "Read" => (Family::Read, &["view"]),
+        "grep" | "Grep" => (Family::Read, &["grep"]),
+        "glob" | "Glob" => (Family::Read, &["glob"]),
+        "ls" | "LS" => (Family::Read, &["ls"]),
+        "edit" | "Edit" => (Family::Edit, &["edit", "multiedit"]),
+        "multiedit" | "MultiEdit" => (Family::Edit, &["multiedit"]),
+        "write" | "Write" => (Family::Edit, &["write"]),
+        "fetch" | "WebFetch" => (Family::Fetch, &["fetch"]),
+        "todos" | "TodoWrite" => (Family::Plain, &["todos"]),
+        "agent" | "Task" => (Family::Plain, &["agent"]),
+        "job_output" => (Family::Plain, &["job_output"]),
+        "job_kill" => (Family::Plain, &["job_kill"]),
+        "diagnostics" => (Family::Plain, &["diagnostics"]),
+        "references" => (Family::Plain, &["references"]),
+        "lsp_restart" => (Family::Plain, &["lsp_restart"]),
+        _ => return None,
+    })
+}
+
+#[derive(Debug, Clone)]
+enum Tools {
+    Named(&'static [&'static str]),
+    /// A pattern (`mcp_github_*`, `*`).
+    Pattern(GlobMatcher),
+}
+
+#[derive(Debug, Clone)]
+struct PathSpec {
+    glob: GlobMatcher,
+    /// The part before any wildcard.
+    base: PathBuf,
+    /// The pattern is `base` or `base/**`: everything under `base`.
+    whole: bool,
+}
+
+impl PathSpec {
+    /// A path the rule names (deny and ask rules also cover what is under
+    /// a named directory).
+    fn covers(&self, p: &Path, broad: bool) -> bool {
+        self.glob.is_match(p) || (broad && self.whole && p.starts_with(&self.base))
+    }
+
+    /// A directory walked whole reaches what the rule names.
+    fn reached_by_tree(&self, tree: &Path) -> bool {
+        self.whole && (tree.starts_with(&self.base) || self.base.starts_with(tree))
+    }
+}
+
 #[derive(Debug, Clone)]
 enum Spec {
     /// `git diff:*` (prefix on a word boundary) or a `*` pattern.
     Command(regex::Regex),
-    Path(GlobMatcher),
+    Path(PathSpec),
     Domain(String),
 }
 
@@ -42,8 +133,19 @@ pub struct Rule {
     pub list: RuleList,
     /// The file it came from ("built-in" or a path).
     pub source: String,
-    tool: GlobMatcher,
+    family: Family,
+    tools: Tools,
     spec: Option<Spec>,
+}
+
+/// A host as rules compare it: lower case, IDNA in ASCII, no trailing dot.
+pub fn normalize_host(host: &str) -> String {
+    let trimmed = host.trim().trim_end_matches('.');
+    let ascii = reqwest::Url::parse(&format!("http://{trimmed}/"))
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_else(|| trimmed.to_lowercase());
+    ascii.trim_end_matches('.').to_string()
 }
 
 impl Rule {
@@ -71,69 +173,113 @@ impl Rule {
                 "rule `{text}` names no tool; write e.g. `bash(git diff:*)` or `edit(src/**)`"
             ));
         }
-        let tool_glob = GlobBuilder::new(tool)
-            .build()
-            .map_err(|e| format!("rule `{text}`: bad tool pattern: {e}"))?
-            .compile_matcher();
+        let (family, tools) = match tool_name(tool) {
+            Some((family, names)) => (family, Tools::Named(names)),
+            None => (Family::Plain, Tools::Pattern(tool_pattern(tool, text)?)),
+        };
         let spec = match spec {
             None | Some("") | Some("*") => None,
-            Some(s) if tool == "bash" => Some(Spec::Command(
-                command_pattern(s).map_err(|e| format!("rule `{text}`: {e}"))?,
-            )),
-            Some(s) if s.starts_with("domain:") => {
-                Some(Spec::Domain(s["domain:".len()..].to_lowercase()))
-            }
-            Some(s) => Some(Spec::Path(
-                path_glob(s, workspace, home).map_err(|e| format!("rule `{text}`: {e}"))?,
-            )),
+            Some(s) => Some(match family {
+                Family::Bash => {
+                    Spec::Command(command_pattern(s).map_err(|e| format!("rule `{text}`: {e}"))?)
+                }
+                Family::Read | Family::Edit => Spec::Path(
+                    path_spec(s, workspace, home).map_err(|e| format!("rule `{text}`: {e}"))?,
+                ),
+                Family::Fetch => match s.strip_prefix("domain:") {
+                    Some(d) if !d.trim().is_empty() => Spec::Domain(normalize_host(d)),
+                    _ => {
+                        return Err(format!(
+                            "rule `{text}`: a fetch rule names a domain, e.g. `fetch(domain:docs.rs)`"
+                        ));
+                    }
+                },
+                Family::Plain => {
+                    return Err(format!(
+                        "rule `{text}`: `{tool}` rules take no argument; write `{tool}` alone"
+                    ));
+                }
+            }),
         };
         Ok(Rule {
             text: text.to_string(),
             list,
             source: source.to_string(),
-            tool: tool_glob,
+            family,
+            tools,
             spec,
         })
     }
 
-    /// Deny and ask rules match when any subject matches; allow rules only
-    /// when every subject that needs approval does (a compound command is
-    /// allowed part by part, see [`RuleSet::allows`]).
-    fn matches_any(&self, facts: &CallFacts) -> bool {
-        if !self.tool.is_match(&facts.tool) {
-            return false;
-        }
-        match (&self.spec, &facts.subjects) {
-            (None, _) => true,
-            (Some(Spec::Command(re)), Subjects::Commands(parts)) => {
-                parts.iter().any(|(t, _)| re.is_match(t))
-            }
-            (Some(Spec::Path(g)), Subjects::Paths(paths)) => paths.iter().any(|p| g.is_match(p)),
-            (Some(Spec::Domain(d)), Subjects::Host(h)) => host_matches(h, d),
-            _ => false,
+    fn names_tool(&self, tool: &str) -> bool {
+        match &self.tools {
+            Tools::Named(names) => names.contains(&tool),
+            Tools::Pattern(g) => g.is_match(tool),
         }
     }
 
-    fn matches_subject(&self, facts: &CallFacts, index: usize) -> bool {
-        if !self.tool.is_match(&facts.tool) {
-            return false;
-        }
-        match (&self.spec, &facts.subjects) {
-            (None, _) => true,
-            (Some(Spec::Command(re)), Subjects::Commands(parts)) => {
-                parts.get(index).is_some_and(|(t, _)| re.is_match(t))
+    /// Deny and ask: the rule matches when the call does any of what it
+    /// names, through any tool.
+    fn matches_any(&self, facts: &CallFacts) -> bool {
+        let s = &facts.subjects;
+        match &self.spec {
+            None => self.names_tool(&facts.tool),
+            Some(Spec::Command(re)) => s
+                .commands
+                .iter()
+                .any(|c| !c.known || command_matches(re, c, false)),
+            Some(Spec::Path(p)) if self.family == Family::Read => {
+                s.reads.iter().any(|r| p.covers(r, true))
+                    || s.trees.iter().any(|t| p.reached_by_tree(t))
             }
-            (Some(Spec::Path(g)), Subjects::Paths(paths)) => {
-                paths.get(index).is_some_and(|p| g.is_match(p))
+            Some(Spec::Path(p)) => {
+                s.writes.iter().any(|w| p.covers(w, true))
+                    || s.write_trees.iter().any(|t| p.reached_by_tree(t))
+                    || s.commands
+                        .iter()
+                        .flat_map(|c| &c.files)
+                        .any(|f| p.covers(f, true))
             }
-            (Some(Spec::Domain(d)), Subjects::Host(h)) => index == 0 && host_matches(h, d),
-            _ => false,
+            Some(Spec::Domain(d)) => s.hosts.iter().any(|h| host_matches(h, d)),
         }
     }
 }
 
+/// Claude Code's `mcp__server__tool` is our `mcp_server_tool`; a pattern
+/// must name at least one tool the agent can have.
+fn tool_pattern(tool: &str, text: &str) -> Result<GlobMatcher, String> {
+    let tool = match tool.strip_prefix("mcp__") {
+        Some(rest) => match rest.split_once("__") {
+            Some((server, name)) => format!("mcp_{server}_{name}"),
+            None => format!("mcp_{rest}_*"),
+        },
+        None => tool.to_string(),
+    };
+    let glob = GlobBuilder::new(&tool)
+        .build()
+        .map_err(|e| format!("rule `{text}`: bad tool pattern: {e}"))?
+        .compile_matcher();
+    let known = tool.starts_with("mcp_") || TOOL_NAMES.iter().any(|t| glob.is_match(t));
+    if !known {
+        return Err(format!(
+            "rule `{text}` names no tool agent has (`{tool}`); tools are {}, Claude Code's names (Bash, Read, Edit, Write, Grep, Glob, LS, WebFetch) and mcp_<server>_<tool>",
+            TOOL_NAMES.join(", ")
+        ));
+    }
+    Ok(glob)
+}
+
+fn command_matches(re: &regex::Regex, c: &CommandSubject, with_assignments: bool) -> bool {
+    if with_assignments && !c.assignments.is_empty() {
+        let pre = c.assignments.join(" ");
+        return re.is_match(&format!("{pre} {}", c.canonical))
+            || re.is_match(&format!("{pre} {}", c.text));
+    }
+    re.is_match(&c.text) || re.is_match(&c.canonical)
+}
+
 fn host_matches(host: &str, domain: &str) -> bool {
-    let host = host.to_lowercase();
+    let host = normalize_host(host);
     host == domain || host.ends_with(&format!(".{domain}"))
 }
 
@@ -147,12 +293,17 @@ fn command_pattern(spec: &str) -> Result<regex::Regex, String> {
     } else {
         format!("^{}$", regex::escape(spec.trim()).replace("\\*", ".*"))
     };
-    regex::Regex::new(&pattern).map_err(|e| e.to_string())
+    regex::RegexBuilder::new(&pattern)
+        .dot_matches_new_line(true)
+        .build()
+        .map_err(|e| e.to_string())
 }
 
-fn path_glob(spec: &str, workspace: &Path, home: Option<&Path>) -> Result<GlobMatcher, String> {
+fn path_spec(spec: &str, workspace: &Path, home: Option<&Path>) -> Result<PathSpec, String> {
     let absolute: PathBuf = if let Some(rest) = spec.strip_prefix("~/") {
         home.ok_or("`~` used but HOME is not set")?.join(rest)
+    } else if spec == "~" {
+        home.ok_or("`~` used but HOME is not set")?.to_path_buf()
     } else if let Some(rest) = spec.strip_prefix("//") {
         PathBuf::from("/").join(rest)
     } else if spec.starts_with('/') {
@@ -163,11 +314,21 @@ fn path_glob(spec: &str, workspace: &Path, home: Option<&Path>) -> Result<GlobMa
     } else {
         workspace.join(spec.trim_start_matches("./"))
     };
-    GlobBuilder::new(&absolute.to_string_lossy())
+    let text = absolute.to_string_lossy().to_string();
+    let glob = GlobBuilder::new(&text)
         .literal_separator(true)
         .build()
-        .map(|g| g.compile_matcher())
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?
+        .compile_matcher();
+    let meta = |c: char| matches!(c, '*' | '?' | '[' | '{');
+    let cut = text.find(meta).unwrap_or(text.len());
+    let base = PathBuf::from(text[..cut].rsplit_once('/').map_or("/", |(b, _)| b));
+    let literal = !text.contains(meta);
+    let whole = literal || text.strip_suffix("/**").is_some_and(|b| !b.contains(meta));
+    let base = if literal { PathBuf::from(&text) } else { base };
+    // Paths are compared as the kernel resolves them.
+    let base = crate::shell::paths::physical(&base).unwrap_or(base);
+    Ok(PathSpec { glob, base, whole })
 }
 
 /// All rules in effect, in the order they were loaded.
@@ -185,39 +346,85 @@ impl RuleSet {
         &self.rules
     }
 
-    /// The first `list` rule that matches any subject of the call.
+    /// The first `list` rule that matches anything the call does.
     pub fn first_match(&self, list: RuleList, facts: &CallFacts) -> Option<&Rule> {
         self.rules
             .iter()
             .find(|r| r.list == list && r.matches_any(facts))
     }
 
-    /// An allow rule for each subject that needs approval (every one must be
-    /// covered); returns the first rule used.
+    /// Whether deny rules name paths that the call's tool should leave
+    /// out of a walk (`grep` over the project skips them).
+    pub fn denies_read(&self, path: &Path) -> bool {
+        self.rules.iter().any(|r| {
+            r.list == RuleList::Deny
+                && r.family == Family::Read
+                && matches!(&r.spec, Some(Spec::Path(p)) if p.covers(path, true))
+        })
+    }
+
+    /// Allow rules covering everything the call needs approval for;
+    /// returns the first rule used. A bash call needs each part that asks
+    /// covered by a bash rule and each file it writes by an edit rule;
+    /// other calls need their tool named, or each path (host) they touch
+    /// covered by a rule of that capability.
     pub fn allows(&self, facts: &CallFacts) -> Option<&Rule> {
-        let indexes: Vec<usize> = match &facts.subjects {
-            Subjects::Commands(parts) => parts
-                .iter()
-                .enumerate()
-                .filter(|(_, (_, needs))| *needs)
-                .map(|(i, _)| i)
-                .collect(),
-            Subjects::Paths(paths) => (0..paths.len()).collect(),
-            Subjects::Host(_) => vec![0],
-            Subjects::None => Vec::new(),
-        };
         let allow = || self.rules.iter().filter(|r| r.list == RuleList::Allow);
-        if indexes.is_empty() {
-            return allow().find(|r| {
-                r.matches_any(facts) || (r.tool.is_match(&facts.tool) && r.spec.is_none())
-            });
+        let path_rule = |family: Family, p: &Path| {
+            allow().find(|r| {
+                r.family == family && matches!(&r.spec, Some(Spec::Path(s)) if s.covers(p, false))
+            })
+        };
+        let s = &facts.subjects;
+        if facts.tool == "bash" {
+            let mut first = None;
+            let mut any = false;
+            for c in s
+                .commands
+                .iter()
+                .filter(|c| c.needs_approval || !c.files.is_empty())
+            {
+                any = true;
+                if !c.known {
+                    return None;
+                }
+                if c.needs_approval || !c.text.is_empty() {
+                    let rule = allow().find(|r| {
+                        r.family == Family::Bash
+                            && match &r.spec {
+                                None => true,
+                                Some(Spec::Command(re)) => command_matches(re, c, true),
+                                _ => false,
+                            }
+                    })?;
+                    first.get_or_insert(rule);
+                }
+                for f in &c.files {
+                    first.get_or_insert(path_rule(Family::Edit, f)?);
+                }
+            }
+            if !any {
+                return allow().find(|r| r.family == Family::Bash && r.spec.is_none());
+            }
+            return first;
         }
-        let mut first = None;
-        for i in indexes {
-            let rule = allow().find(|r| r.matches_subject(facts, i))?;
-            first.get_or_insert(rule);
+        if let Some(r) = allow().find(|r| r.spec.is_none() && r.names_tool(&facts.tool)) {
+            return Some(r);
         }
-        first
+        let (family, paths) = if !s.writes.is_empty() {
+            (Family::Edit, &s.writes)
+        } else {
+            (Family::Read, &s.reads)
+        };
+        if !paths.is_empty() {
+            let mut first = None;
+            for p in paths {
+                first.get_or_insert(path_rule(family, p)?);
+            }
+            return first;
+        }
+        let host = s.hosts.first()?;
+        allow().find(|r| matches!(&r.spec, Some(Spec::Domain(d)) if host_matches(host, d)))
     }
 }
 
@@ -225,7 +432,7 @@ impl RuleSet {
 mod tests {
     use super::*;
     use crate::permission::RiskAssessment;
-    use crate::permission::facts::Scope;
+    use crate::permission::facts::{Scope, Subjects};
 
     fn facts(tool: &str, subjects: Subjects) -> CallFacts {
         CallFacts {
@@ -254,7 +461,29 @@ mod tests {
     fn bash(parts: &[&str]) -> CallFacts {
         facts(
             "bash",
-            Subjects::Commands(parts.iter().map(|p| (p.to_string(), true)).collect()),
+            Subjects {
+                commands: parts
+                    .iter()
+                    .map(|p| CommandSubject {
+                        text: p.to_string(),
+                        canonical: p.to_string(),
+                        known: true,
+                        needs_approval: true,
+                        ..CommandSubject::default()
+                    })
+                    .collect(),
+                ..Subjects::default()
+            },
+        )
+    }
+
+    fn reads(tool: &str, paths: &[&str]) -> CallFacts {
+        facts(
+            tool,
+            Subjects {
+                reads: paths.iter().map(PathBuf::from).collect(),
+                ..Subjects::default()
+            },
         )
     }
 
@@ -264,7 +493,7 @@ mod tests {
         assert!(r.matches_any(&bash(&["git diff"])));
         assert!(r.matches_any(&bash(&["git diff --stat"])));
         assert!(!r.matches_any(&bash(&["git difftool"])));
-        let r = rule("bash(npm run *)", RuleList::Allow);
+        let r = rule("Bash(npm run *)", RuleList::Allow);
         assert!(r.matches_any(&bash(&["npm run build"])));
         assert!(!r.matches_any(&bash(&["npm install"])));
         let exact = rule("bash(npm test)", RuleList::Allow);
@@ -289,36 +518,107 @@ mod tests {
     }
 
     #[test]
+    fn unknown_programs_meet_every_bash_deny_and_no_allow() {
+        let mut f = bash(&["$c x"]);
+        f.subjects.commands[0].known = false;
+        assert!(rule("bash(rm:*)", RuleList::Deny).matches_any(&f));
+        let mut set = RuleSet::default();
+        set.push(rule("bash", RuleList::Allow));
+        assert!(set.allows(&f).is_none());
+    }
+
+    #[test]
+    fn path_rules_cover_the_capability_not_the_tool() {
+        let deny = rule("view(~/.ssh/**)", RuleList::Deny);
+        for tool in ["view", "grep", "glob", "ls", "bash"] {
+            assert!(
+                deny.matches_any(&reads(tool, &["/home/u/.ssh/id_rsa"])),
+                "{tool}"
+            );
+        }
+        assert!(deny.matches_any(&reads("ls", &["/home/u/.ssh"])));
+        assert!(!deny.matches_any(&reads("ls", &["/home/u"])));
+        let walk = facts(
+            "bash",
+            Subjects {
+                trees: vec![PathBuf::from("/home/u")],
+                ..Subjects::default()
+            },
+        );
+        assert!(deny.matches_any(&walk), "grep -r over ~ reaches ~/.ssh");
+        let edit = rule("Edit(secret/**)", RuleList::Deny);
+        let w = |tool: &str| {
+            facts(
+                tool,
+                Subjects {
+                    writes: vec![PathBuf::from("/w/secret/a")],
+                    ..Subjects::default()
+                },
+            )
+        };
+        assert!(edit.matches_any(&w("write")) && edit.matches_any(&w("multiedit")));
+        assert!(!edit.matches_any(&reads("view", &["/w/secret/a"])));
+    }
+
+    #[test]
     fn path_rules_relative_home_absolute_and_names() {
-        let p = |s: &str| facts("edit", Subjects::Paths(vec![PathBuf::from(s)]));
-        assert!(rule("edit(src/**)", RuleList::Allow).matches_any(&p("/w/src/a/b.rs")));
-        assert!(!rule("edit(src/**)", RuleList::Allow).matches_any(&p("/w/lib/a.rs")));
-        assert!(rule("view(~/.ssh/**)", RuleList::Deny).matches_any(&facts(
-            "view",
-            Subjects::Paths(vec!["/home/u/.ssh/id_rsa".into()])
-        )));
-        assert!(rule("edit(*.md)", RuleList::Allow).matches_any(&p("/w/docs/x.md")));
-        assert!(rule("edit(/etc/*)", RuleList::Allow).matches_any(&p("/etc/hosts")));
-        assert!(!rule("edit(/etc/*)", RuleList::Allow).matches_any(&p("/etc/a/hosts")));
+        let p = |s: &str| {
+            facts(
+                "edit",
+                Subjects {
+                    writes: vec![PathBuf::from(s)],
+                    ..Subjects::default()
+                },
+            )
+        };
+        let allows = |r: &str, f: &CallFacts| {
+            let mut set = RuleSet::default();
+            set.push(rule(r, RuleList::Allow));
+            set.allows(f).is_some()
+        };
+        assert!(allows("edit(src/**)", &p("/w/src/a/b.rs")));
+        assert!(!allows("edit(src/**)", &p("/w/lib/a.rs")));
+        assert!(allows("edit(*.md)", &p("/w/docs/x.md")));
+        assert!(allows("edit(/etc/*)", &p("/etc/hosts")));
+        assert!(!allows("edit(/etc/*)", &p("/etc/a/hosts")));
+        assert!(allows("Write(./log.txt)", &p("/w/log.txt")));
+        assert!(!allows("edit(./log.txt)", &p("/w/sub/log.txt")));
     }
 
     #[test]
     fn domains_tools_and_errors() {
-        let f = facts("fetch", Subjects::Host("api.docs.rs".into()));
-        assert!(rule("fetch(domain:docs.rs)", RuleList::Allow).matches_any(&f));
+        let host = |h: &str| {
+            facts(
+                "fetch",
+                Subjects {
+                    hosts: vec![normalize_host(h)],
+                    ..Subjects::default()
+                },
+            )
+        };
+        assert!(rule("fetch(domain:docs.rs)", RuleList::Allow).matches_any(&host("api.docs.rs")));
+        assert!(rule("WebFetch(domain:Docs.RS.)", RuleList::Deny).matches_any(&host("DOCS.rs.")));
         assert!(
-            !rule("fetch(domain:rs)", RuleList::Allow)
-                .matches_any(&facts("fetch", Subjects::Host("evil.com".into())))
+            rule("fetch(domain:bücher.de)", RuleList::Deny).matches_any(&host("xn--bcher-kva.de"))
         );
+        assert!(!rule("fetch(domain:rs)", RuleList::Allow).matches_any(&host("evil.com")));
         assert!(
             rule("mcp_github_*", RuleList::Allow)
-                .matches_any(&facts("mcp_github_create_issue", Subjects::None))
+                .matches_any(&facts("mcp_github_create_issue", Subjects::default()))
         );
-        assert!(!rule("mcp_github_*", RuleList::Allow).matches_any(&facts("bash", Subjects::None)));
         assert!(
-            Rule::parse("bash(git", RuleList::Allow, "t", Path::new("/w"), None)
-                .unwrap_err()
-                .contains("does not end with `)`")
+            rule("mcp__github__create_issue", RuleList::Deny)
+                .matches_any(&facts("mcp_github_create_issue", Subjects::default()))
         );
+        assert!(
+            !rule("mcp_github_*", RuleList::Allow).matches_any(&facts("bash", Subjects::default()))
+        );
+        let err =
+            |t: &str| Rule::parse(t, RuleList::Allow, "t", Path::new("/w"), None).unwrap_err();
+        assert!(err("bash(git").contains("does not end with `)`"));
+        assert!(err("Bsh(ls)").contains("names no tool"));
+        assert!(err("WebSearch").contains("names no tool"));
+        assert!(err("todos(x)").contains("take no argument"));
+        assert!(err("fetch(docs.rs)").contains("names a domain"));
     }
 }

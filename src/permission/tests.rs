@@ -89,9 +89,20 @@ fn bash(cmd: &str, risk: Risk) -> CallFacts {
         risk: RiskAssessment::new(risk, "test"),
         scope: Scope::Commands {
             prefixes: vec![cmd.split_whitespace().take(2).collect::<Vec<_>>().join(" ")],
+            files: Vec::new(),
+            exact: true,
         },
         needs_approval: true,
-        subjects: Subjects::Commands(vec![(cmd.into(), true)]),
+        subjects: Subjects {
+            commands: vec![CommandSubject {
+                text: cmd.into(),
+                canonical: cmd.into(),
+                known: true,
+                needs_approval: true,
+                ..CommandSubject::default()
+            }],
+            ..Subjects::default()
+        },
         banned: None,
         diff: None,
     }
@@ -120,7 +131,11 @@ fn step1_deny_rule_wins_even_under_yolo() {
 fn step2_banned_denied_even_under_yolo() {
     let g = gate_with(&[("bash", RuleList::Allow)], true, Arc::new(Vanishing));
     let mut f = bash("sudo ls", Risk::High);
-    f.banned = Some(("sudo".into(), "privilege escalation".into()));
+    f.banned = Some(Banned {
+        command: "sudo".into(),
+        why: "privilege escalation".into(),
+        unknown: false,
+    });
     assert_eq!(decision(&g, &f), Decision::Deny);
 }
 

@@ -1,22 +1,44 @@
-//! Understanding shell commands by parsing, not by regex over the raw string:
-//! `parse` turns text into simple commands (tree-sitter-bash); `analyze`
-//! sees through wrappers, nested shells and inline interpreter code, judges
-//! each command's risk, whether it only reads, and what "allow for this
-//! session" would remember for it. The OS sandbox comes with the bash tool.
+//! Understanding shell commands by parsing, not by regex over the raw
+//! string. The analysis is split so each rule can be audited on its own:
+//!
+//! | file | owns |
+//! | --- | --- |
+//! | `parse` | text → simple commands, assignments, evaluations (tree-sitter-bash) |
+//! | `words` | quote removal, brace and glob expansion |
+//! | `analyze` | the walk: every part judged, summed up; unknown programs |
+//! | `wrappers` | `env`, `sudo`, `timeout`, `xargs`… taken off |
+//! | `nested` | code in data: `bash -c`, `eval`, `find -exec`, piped scripts |
+//! | `inline` | interpreter one-liners (`python -c`) |
+//! | `operands` | the paths, trees and hosts a command names |
+//! | `variables` | assignments: inert, code-changing, values bash evaluates |
+//! | `readonly` | the read-only allow list, option by option |
+//! | `scripts` | sed scripts and awk programs that stay inert |
+//! | `danger` | the danger rules, as a table of rows |
+//! | `checks` | the few procedural danger checks |
+//! | `paths` | where a path is: workspace, secret, persistence, system |
+//! | `prefix` | what a session grant remembers; the banned list |
+//! | `run`, `sandbox` | running a command: process group, output, Landlock |
 
 pub mod analyze;
+mod checks;
 mod danger;
+mod inline;
+mod nested;
+mod operands;
 pub mod parse;
 pub mod paths;
 pub mod prefix;
 mod readonly;
+pub mod run;
+pub mod sandbox;
+mod scripts;
+#[cfg(test)]
+mod tests;
+mod variables;
+mod words;
+mod wrappers;
 
 pub use analyze::{Analysis, Part, analyze};
 pub use paths::PathEnv;
 pub use prefix::{Ban, DEFAULT_BANNED};
-pub mod run;
-pub mod sandbox;
-#[cfg(test)]
-mod tests;
-
 pub use sandbox::{Sandbox, SandboxMode};

@@ -1,7 +1,11 @@
-//! Paths named in a command: normalised (`~`, `$HOME`, `//`, `/tmp/../`,
-//! relative to the directory the command runs in) and placed: inside the
-//! workspace, a harmless device, a secret, a file that persists or escalates,
-//! a system directory...
+//! Paths named in a command: expanded (`~`, `~+`, `$HOME`), made absolute
+//! relative to the directory the command runs in, resolved the way the
+//! kernel will open them (symlinks of the part that exists are followed, so
+//! a link inside the project that points at `~/.ssh` is seen as `~/.ssh`),
+//! and placed: inside the workspace, a harmless device, a secret, a file
+//! that runs code later, a system directory...
+//!
+//! It does not know which words of a command are paths; the analysis asks.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -11,19 +15,133 @@ pub struct PathEnv {
     pub home: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Credentials and keys: reading them is high risk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Secret {
+    SshKeys,
+    Aws,
+    GoogleCloud,
+    Azure,
+    Kubernetes,
+    DockerRegistry,
+    StoredPasswords,
+    GitCredentials,
+    NpmTokens,
+    PypiTokens,
+    CratesToken,
+    GpgKeys,
+    PasswordStore,
+    GithubToken,
+    VaultToken,
+    ShellHistory,
+    PostgresPasswords,
+    MysqlPasswords,
+    Rclone,
+    PasswordHashes,
+    SudoRules,
+    TlsKeys,
+    HostKeys,
+}
+
+impl std::fmt::Display for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Secret::SshKeys => "SSH keys",
+            Secret::Aws => "AWS credentials",
+            Secret::GoogleCloud => "Google Cloud credentials",
+            Secret::Azure => "Azure credentials",
+            Secret::Kubernetes => "Kubernetes credentials",
+            Secret::DockerRegistry => "Docker registry credentials",
+            Secret::StoredPasswords => "stored passwords",
+            Secret::GitCredentials => "git credentials",
+            Secret::NpmTokens => "npm tokens",
+            Secret::PypiTokens => "PyPI tokens",
+            Secret::CratesToken => "crates.io token",
+            Secret::GpgKeys => "GPG keys",
+            Secret::PasswordStore => "the password store",
+            Secret::GithubToken => "GitHub CLI token",
+            Secret::VaultToken => "Vault token",
+            Secret::ShellHistory => "shell history",
+            Secret::PostgresPasswords => "PostgreSQL passwords",
+            Secret::MysqlPasswords => "MySQL passwords",
+            Secret::Rclone => "rclone credentials",
+            Secret::PasswordHashes => "password hashes",
+            Secret::SudoRules => "sudo rules",
+            Secret::TlsKeys => "TLS private keys",
+            Secret::HostKeys => "the machine's SSH host keys",
+        })
+    }
+}
+
+/// Files that run code later when written: start-up files, access keys,
+/// hooks, services, scheduled jobs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Persistence {
+    ShellStartup,
+    SshAccessKeys,
+    SshStartup,
+    SystemdService,
+    Autostart,
+    LaunchAgent,
+    GitHook,
+    GitConfig,
+    CronJob,
+    SystemEnvironment,
+    PreloadedLibrary,
+    SudoRules,
+}
+
+impl std::fmt::Display for Persistence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Persistence::ShellStartup => "a shell start-up file",
+            Persistence::SshAccessKeys => "SSH access keys",
+            Persistence::SshStartup => "SSH start-up commands",
+            Persistence::SystemdService => "a systemd service",
+            Persistence::Autostart => "a desktop autostart entry",
+            Persistence::LaunchAgent => "a launchd agent",
+            Persistence::GitHook => "a git hook",
+            Persistence::GitConfig => "git's configuration (it can name programs git runs)",
+            Persistence::CronJob => "a cron job",
+            Persistence::SystemEnvironment => "the system environment",
+            Persistence::PreloadedLibrary => "a preloaded library",
+            Persistence::SudoRules => "sudo rules",
+        })
+    }
+}
+
+/// A directory whose wholesale removal or change is a disaster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ancestor {
+    Root,
+    Home,
+    ContainsHome,
+    /// The workspace itself.
+    Project,
+    ContainsProject,
+}
+
+impl std::fmt::Display for Ancestor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Ancestor::Root => "the root directory",
+            Ancestor::Home => "the home directory",
+            Ancestor::ContainsHome => "a directory containing the home directory",
+            Ancestor::Project => "the whole project directory",
+            Ancestor::ContainsProject => "a directory containing the project",
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Place {
     /// `/dev/null` and friends.
     Harmless,
     Workspace,
     Temp,
-    /// Credentials and keys: reading them is high risk.
-    Secret(&'static str),
-    /// Shell start-up files, SSH keys that grant access, git hooks, cron:
-    /// writing them runs code later.
-    Persistence(&'static str),
-    /// `/`, the home directory, or a directory containing the workspace.
-    Ancestor(&'static str),
+    Secret(Secret),
+    Persistence(Persistence),
+    Ancestor(Ancestor),
     System,
     Outside,
 }
@@ -56,78 +174,89 @@ const SYSTEM: &[&str] = &[
     "/root",
     "/srv",
     "/snap",
+    "/run",
     "/System",
     "/Library",
     "/Applications",
     "/private",
 ];
 
-/// Relative to the home directory.
-const SECRETS_IN_HOME: &[(&str, &str)] = &[
-    (".ssh", "SSH keys"),
-    (".aws", "AWS credentials"),
-    (".config/gcloud", "Google Cloud credentials"),
-    (".azure", "Azure credentials"),
-    (".kube", "Kubernetes credentials"),
-    (".docker/config.json", "Docker registry credentials"),
-    (".netrc", "stored passwords"),
-    (".git-credentials", "git credentials"),
-    (".npmrc", "npm tokens"),
-    (".pypirc", "PyPI tokens"),
-    (".cargo/credentials", "crates.io token"),
-    (".cargo/credentials.toml", "crates.io token"),
-    (".gnupg", "GPG keys"),
-    (".password-store", "the password store"),
-    (".config/gh/hosts.yml", "GitHub CLI token"),
-    (".vault-token", "Vault token"),
-    (".bash_history", "shell history"),
-    (".pgpass", "PostgreSQL passwords"),
-    (".my.cnf", "MySQL passwords"),
-    (".config/rclone", "rclone credentials"),
-    (".zsh_history", "shell history"),
+/// Relative to a home directory.
+const SECRETS_IN_HOME: &[(&str, Secret)] = &[
+    (".ssh", Secret::SshKeys),
+    (".aws", Secret::Aws),
+    (".config/gcloud", Secret::GoogleCloud),
+    (".azure", Secret::Azure),
+    (".kube", Secret::Kubernetes),
+    (".docker/config.json", Secret::DockerRegistry),
+    (".netrc", Secret::StoredPasswords),
+    (".git-credentials", Secret::GitCredentials),
+    (".config/git/credentials", Secret::GitCredentials),
+    (".npmrc", Secret::NpmTokens),
+    (".pypirc", Secret::PypiTokens),
+    (".cargo/credentials", Secret::CratesToken),
+    (".cargo/credentials.toml", Secret::CratesToken),
+    (".gnupg", Secret::GpgKeys),
+    (".password-store", Secret::PasswordStore),
+    (".config/gh/hosts.yml", Secret::GithubToken),
+    (".vault-token", Secret::VaultToken),
+    (".bash_history", Secret::ShellHistory),
+    (".zsh_history", Secret::ShellHistory),
+    (".local/share/fish/fish_history", Secret::ShellHistory),
+    (".pgpass", Secret::PostgresPasswords),
+    (".my.cnf", Secret::MysqlPasswords),
+    (".config/rclone", Secret::Rclone),
 ];
 
-const SECRETS_ABSOLUTE: &[(&str, &str)] = &[
-    ("/etc/shadow", "password hashes"),
-    ("/etc/gshadow", "password hashes"),
-    ("/etc/sudoers", "sudo rules"),
-    ("/etc/ssl/private", "TLS private keys"),
-    ("/etc/ssh/ssh_host_", "the machine's SSH host keys"),
+const SECRETS_ABSOLUTE: &[(&str, Secret)] = &[
+    ("/etc/shadow", Secret::PasswordHashes),
+    ("/etc/gshadow", Secret::PasswordHashes),
+    ("/etc/sudoers", Secret::SudoRules),
+    ("/etc/ssl/private", Secret::TlsKeys),
+    ("/etc/ssh/ssh_host_", Secret::HostKeys),
 ];
 
-const PERSISTENCE_IN_HOME: &[(&str, &str)] = &[
-    (".bashrc", "a shell start-up file"),
-    (".bash_profile", "a shell start-up file"),
-    (".bash_login", "a shell start-up file"),
-    (".bash_logout", "a shell start-up file"),
-    (".profile", "a shell start-up file"),
-    (".zshrc", "a shell start-up file"),
-    (".zshenv", "a shell start-up file"),
-    (".zprofile", "a shell start-up file"),
-    (".zlogin", "a shell start-up file"),
-    (".config/fish", "a shell start-up file"),
-    (".ssh/authorized_keys", "SSH access keys"),
-    (".ssh/rc", "SSH start-up commands"),
-    (".config/systemd/user", "a systemd user service"),
-    (".config/autostart", "a desktop autostart entry"),
-    ("Library/LaunchAgents", "a launchd agent"),
+const PERSISTENCE_IN_HOME: &[(&str, Persistence)] = &[
+    (".bashrc", Persistence::ShellStartup),
+    (".bash_profile", Persistence::ShellStartup),
+    (".bash_login", Persistence::ShellStartup),
+    (".bash_logout", Persistence::ShellStartup),
+    (".profile", Persistence::ShellStartup),
+    (".zshrc", Persistence::ShellStartup),
+    (".zshenv", Persistence::ShellStartup),
+    (".zprofile", Persistence::ShellStartup),
+    (".zlogin", Persistence::ShellStartup),
+    (".config/fish", Persistence::ShellStartup),
+    (".ssh/authorized_keys", Persistence::SshAccessKeys),
+    (".ssh/rc", Persistence::SshStartup),
+    (".config/systemd/user", Persistence::SystemdService),
+    (".config/autostart", Persistence::Autostart),
+    ("Library/LaunchAgents", Persistence::LaunchAgent),
+    (".gitconfig", Persistence::GitConfig),
+    (".config/git/config", Persistence::GitConfig),
 ];
 
-const PERSISTENCE_ABSOLUTE: &[(&str, &str)] = &[
-    ("/etc/cron", "a cron job"),
-    ("/etc/crontab", "a cron job"),
-    ("/var/spool/cron", "a cron job"),
-    ("/etc/profile", "a shell start-up file"),
-    ("/etc/bash.bashrc", "a shell start-up file"),
-    ("/etc/environment", "the system environment"),
-    ("/etc/ld.so.preload", "a preloaded library"),
-    ("/etc/systemd", "a systemd service"),
-    ("/etc/sudoers", "sudo rules"),
+const PERSISTENCE_ABSOLUTE: &[(&str, Persistence)] = &[
+    ("/etc/cron", Persistence::CronJob),
+    ("/etc/crontab", Persistence::CronJob),
+    ("/var/spool/cron", Persistence::CronJob),
+    ("/etc/profile", Persistence::ShellStartup),
+    ("/etc/bash.bashrc", Persistence::ShellStartup),
+    ("/etc/environment", Persistence::SystemEnvironment),
+    ("/etc/ld.so.preload", Persistence::PreloadedLibrary),
+    ("/etc/systemd", Persistence::SystemdService),
+    ("/etc/sudoers", Persistence::SudoRules),
+    ("/etc/gitconfig", Persistence::GitConfig),
 ];
+
+/// Symlinks followed while resolving one path (the kernel's limit).
+const MAX_LINKS: usize = 40;
 
 impl PathEnv {
-    /// The absolute, normalised path a word names, relative to `cwd`
-    /// (`None` when the directory is unknown and the word is relative).
+    /// The absolute path a word names, relative to `cwd`, as the kernel
+    /// would open it. `None` when it cannot be known here: a relative path
+    /// in an unknown directory, `~-` (the previous directory), a symlink
+    /// loop.
     pub fn resolve(&self, word: &str, cwd: Option<&Path>) -> Option<PathBuf> {
         let home = self.home.as_deref();
         let expanded: PathBuf = if word == "~" || word == "$HOME" {
@@ -140,7 +269,7 @@ impl PathEnv {
         } else if word == "~+" || word.starts_with("~+/") {
             cwd?.join(word.trim_start_matches("~+").trim_start_matches('/'))
         } else if word == "~-" || word.starts_with("~-/") {
-            return None; // the previous directory: unknown here
+            return None;
         } else if let Some(user) = word.strip_prefix('~') {
             // `~name`: another user's home, next to ours (or /root).
             let (name, rest) = user.split_once('/').unwrap_or((user, ""));
@@ -157,7 +286,7 @@ impl PathEnv {
         } else {
             cwd?.join(word)
         };
-        Some(normalize(&expanded))
+        physical(&expanded)
     }
 
     pub fn place(&self, path: &Path) -> Place {
@@ -166,44 +295,42 @@ impl PathEnv {
             return Place::Harmless;
         }
         if let Some(rel) = self.home_relative(path) {
-            if let Some((_, why)) = PERSISTENCE_IN_HOME.iter().find(|(p, _)| rel.starts_with(p)) {
-                return Place::Persistence(why);
+            if let Some((_, p)) = PERSISTENCE_IN_HOME.iter().find(|(d, _)| rel.starts_with(d)) {
+                return Place::Persistence(*p);
             }
-            if let Some((_, why)) = SECRETS_IN_HOME.iter().find(|(p, _)| rel.starts_with(p)) {
+            if let Some((_, secret)) = SECRETS_IN_HOME.iter().find(|(d, _)| rel.starts_with(d)) {
                 let public = rel.extension().is_some_and(|e| e == "pub")
                     || rel
                         .file_name()
                         .is_some_and(|n| n == "known_hosts" || n == "config");
                 if !(rel.starts_with(".ssh") && public) {
-                    return Place::Secret(why);
+                    return Place::Secret(*secret);
                 }
             }
         }
-        if path.components().any(|c| c.as_os_str() == ".git")
-            && path.components().any(|c| c.as_os_str() == "hooks")
-        {
-            return Place::Persistence("a git hook");
+        if let Some(p) = git_persistence(path) {
+            return Place::Persistence(p);
         }
-        if let Some((_, why)) = PERSISTENCE_ABSOLUTE.iter().find(|(p, _)| s.starts_with(p)) {
-            return Place::Persistence(why);
+        if let Some((_, p)) = PERSISTENCE_ABSOLUTE.iter().find(|(d, _)| s.starts_with(d)) {
+            return Place::Persistence(*p);
         }
-        if let Some((_, why)) = SECRETS_ABSOLUTE.iter().find(|(p, _)| s.starts_with(p)) {
-            return Place::Secret(why);
+        if let Some((_, secret)) = SECRETS_ABSOLUTE.iter().find(|(d, _)| s.starts_with(d)) {
+            return Place::Secret(*secret);
         }
         if path == Path::new("/") {
-            return Place::Ancestor("the root directory");
+            return Place::Ancestor(Ancestor::Root);
         }
         if self.home.as_deref() == Some(path) {
-            return Place::Ancestor("the home directory");
+            return Place::Ancestor(Ancestor::Home);
         }
         if self.home.as_deref().is_some_and(|h| h.starts_with(path)) {
-            return Place::Ancestor("a directory containing the home directory");
+            return Place::Ancestor(Ancestor::ContainsHome);
         }
         if path == self.workspace {
-            return Place::Ancestor("the whole project directory");
+            return Place::Ancestor(Ancestor::Project);
         }
         if self.workspace.starts_with(path) {
-            return Place::Ancestor("a directory containing the project");
+            return Place::Ancestor(Ancestor::ContainsProject);
         }
         if path.starts_with(&self.workspace) {
             return Place::Workspace;
@@ -217,6 +344,22 @@ impl PathEnv {
             return Place::System;
         }
         Place::Outside
+    }
+
+    /// Inside the workspace (or the workspace itself), or a harmless device.
+    pub fn is_inside(&self, path: &Path) -> bool {
+        path.starts_with(&self.workspace) || matches!(self.place(path), Place::Harmless)
+    }
+}
+
+/// `.git/hooks/…` and `.git/config` of any repository: git runs what they name.
+fn git_persistence(path: &Path) -> Option<Persistence> {
+    let parts: Vec<&std::ffi::OsStr> = path.components().map(|c| c.as_os_str()).collect();
+    let git = parts.iter().position(|c| *c == ".git")?;
+    match parts.get(git + 1).and_then(|c| c.to_str()) {
+        Some("hooks") => Some(Persistence::GitHook),
+        Some("config") => Some(Persistence::GitConfig),
+        _ => None,
     }
 }
 
@@ -242,6 +385,55 @@ impl PathEnv {
         parts.next()?;
         Some(parts.as_path())
     }
+}
+
+/// An absolute path as the kernel resolves it: each existing component that
+/// is a symlink is replaced by its target (so `..` after it goes to the
+/// target's parent), the part that does not exist is taken as written.
+/// `None` for a symlink loop.
+pub fn physical(path: &Path) -> Option<PathBuf> {
+    let mut todo: std::collections::VecDeque<PathBuf> = path
+        .components()
+        .map(|c| PathBuf::from(c.as_os_str()))
+        .collect();
+    let mut real = PathBuf::from("/");
+    let mut links = 0;
+    // Once a component is missing, nothing below it exists to be a link.
+    let mut missing = false;
+    while let Some(part) = todo.pop_front() {
+        match part.components().next() {
+            Some(Component::RootDir) => real = PathBuf::from("/"),
+            Some(Component::CurDir) | None | Some(Component::Prefix(_)) => {}
+            Some(Component::ParentDir) => {
+                real.pop();
+            }
+            Some(Component::Normal(name)) => {
+                let next = real.join(name);
+                if missing {
+                    real = next;
+                    continue;
+                }
+                match std::fs::symlink_metadata(&next) {
+                    Ok(m) if m.file_type().is_symlink() => {
+                        links += 1;
+                        if links > MAX_LINKS {
+                            return None;
+                        }
+                        let target = std::fs::read_link(&next).ok()?;
+                        for c in target.components().rev() {
+                            todo.push_front(PathBuf::from(c.as_os_str()));
+                        }
+                    }
+                    Ok(_) => real = next,
+                    Err(_) => {
+                        missing = true;
+                        real = next;
+                    }
+                }
+            }
+        }
+    }
+    Some(real)
 }
 
 /// Lexical normalisation: `.` dropped, `..` applied, `//` collapsed.
@@ -288,6 +480,31 @@ mod tests {
         );
         assert_eq!(e.resolve("../..", cwd).unwrap(), Path::new("/home"));
         assert_eq!(e.resolve("src/a.rs", None), None);
+        assert_eq!(e.resolve("~-/x", cwd), None);
+        assert_eq!(e.resolve("~+/../x", cwd).unwrap(), Path::new("/home/u/x"));
+    }
+
+    #[test]
+    fn symlinks_resolve_to_their_targets_as_the_kernel_does() {
+        let ws = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let (ws_p, out_p) = (
+            ws.path().canonicalize().unwrap(),
+            out.path().canonicalize().unwrap(),
+        );
+        std::fs::create_dir(out_p.join("keys")).unwrap();
+        std::os::unix::fs::symlink(out_p.join("keys"), ws_p.join("link")).unwrap();
+        std::os::unix::fs::symlink("loop", ws_p.join("loop")).unwrap();
+        let e = PathEnv {
+            workspace: ws_p.clone(),
+            home: None,
+        };
+        let cwd = Some(ws_p.as_path());
+        assert_eq!(e.resolve("link/id", cwd).unwrap(), out_p.join("keys/id"));
+        // `..` after a link is the target's parent, not the workspace.
+        assert_eq!(e.resolve("link/../x", cwd).unwrap(), out_p.join("x"));
+        assert_eq!(e.resolve("loop/x", cwd), None);
+        assert_eq!(e.resolve("new/../a", cwd).unwrap(), ws_p.join("a"));
     }
 
     #[test]
@@ -296,26 +513,28 @@ mod tests {
         let p = |s: &str| e.place(Path::new(s));
         assert_eq!(p("/dev/null"), Place::Harmless);
         assert_eq!(p("/home/u/proj/src"), Place::Workspace);
-        assert_eq!(
-            p("/home/u/proj"),
-            Place::Ancestor("the whole project directory")
-        );
-        assert_eq!(p("/home/u"), Place::Ancestor("the home directory"));
-        assert_eq!(p("/"), Place::Ancestor("the root directory"));
-        assert_eq!(p("/home/u/.ssh/id_ed25519"), Place::Secret("SSH keys"));
+        assert_eq!(p("/home/u/proj"), Place::Ancestor(Ancestor::Project));
+        assert_eq!(p("/home/u"), Place::Ancestor(Ancestor::Home));
+        assert_eq!(p("/"), Place::Ancestor(Ancestor::Root));
+        assert_eq!(p("/home/u/.ssh/id_ed25519"), Place::Secret(Secret::SshKeys));
         assert_eq!(p("/home/u/.ssh/id_ed25519.pub"), Place::Outside);
         assert_eq!(
             p("/home/u/.ssh/authorized_keys"),
-            Place::Persistence("SSH access keys")
+            Place::Persistence(Persistence::SshAccessKeys)
         );
         assert_eq!(
             p("/home/u/.bashrc"),
-            Place::Persistence("a shell start-up file")
+            Place::Persistence(Persistence::ShellStartup)
         );
         assert_eq!(
             p("/home/u/proj/.git/hooks/pre-commit"),
-            Place::Persistence("a git hook")
+            Place::Persistence(Persistence::GitHook)
         );
+        assert_eq!(
+            p("/home/u/proj/.git/config"),
+            Place::Persistence(Persistence::GitConfig)
+        );
+        assert_eq!(p("/home/u/proj/.git/HEAD"), Place::Workspace);
         assert_eq!(p("/usr/local/bin/x"), Place::System);
         assert_eq!(p("/tmp/x"), Place::Temp);
         assert_eq!(p("/mnt/data"), Place::Outside);

@@ -9,7 +9,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{Effect, Preview, Tool, ToolContext, ToolError, render};
-use crate::permission::{CallFacts, Scope, Subjects};
+use crate::permission::{CallFacts, CommandSubject, Scope, Subjects};
+use crate::shell::Analysis;
 use crate::shell::run::{HEAD_BYTES, Process, TAIL_BYTES};
 
 pub struct Bash;
@@ -81,12 +82,6 @@ impl Tool for Bash {
 
     fn facts(&self, args: &BashArgs, ctx: &ToolContext) -> Result<CallFacts, ToolError> {
         let analysis = crate::shell::analyze(&args.command, &ctx.workspace.path_env(), &ctx.banned);
-        let mut prefixes: Vec<String> = Vec::new();
-        for p in analysis.parts.iter().filter(|p| p.needs_approval) {
-            if !prefixes.contains(&p.prefix) {
-                prefixes.push(p.prefix.clone());
-            }
-        }
         let description = match &args.description {
             Some(d) if !d.trim().is_empty() => format!("run `{}` ({})", args.command, d.trim()),
             _ => format!("run `{}`", args.command),
@@ -94,17 +89,11 @@ impl Tool for Bash {
         Ok(CallFacts {
             tool: Self::NAME.to_string(),
             description,
-            risk: analysis.risk,
-            scope: Scope::Commands { prefixes },
+            risk: analysis.risk.clone(),
+            scope: scope(&analysis),
             needs_approval: !analysis.read_only,
-            subjects: Subjects::Commands(
-                analysis
-                    .parts
-                    .iter()
-                    .map(|p| (p.text.clone(), p.needs_approval))
-                    .collect(),
-            ),
-            banned: analysis.banned.map(|b| (b.text(), b.why)),
+            subjects: subjects(&analysis),
+            banned: analysis.banned,
             diff: None,
         })
     }
@@ -184,4 +173,62 @@ impl Tool for Bash {
             Ok(text)
         }
     }
+}
+
+/// What "for this session" covers: each part that needs approval by its
+/// prefix, and the files it writes by redirection; nothing when a program
+/// could not be known.
+fn scope(a: &Analysis) -> Scope {
+    if a.unknown.is_some() {
+        return Scope::None;
+    }
+    let mut prefixes: Vec<String> = Vec::new();
+    let mut files = Vec::new();
+    let mut exact = true;
+    for p in a
+        .parts
+        .iter()
+        .filter(|p| p.needs_approval || !p.files.is_empty())
+    {
+        if !prefixes.contains(&p.prefix) {
+            prefixes.push(p.prefix.clone());
+        }
+        for f in &p.files {
+            if !files.contains(f) {
+                files.push(f.clone());
+            }
+        }
+        exact &= !p.outside;
+    }
+    if prefixes.iter().all(String::is_empty) && files.is_empty() {
+        return Scope::None;
+    }
+    Scope::Commands {
+        prefixes,
+        files,
+        exact,
+    }
+}
+
+/// Everything the command's parts read, write, reach and run, for rules.
+fn subjects(a: &Analysis) -> Subjects {
+    let mut s = Subjects::default();
+    for p in &a.parts {
+        s.reads.extend(p.reads.iter().cloned());
+        s.trees.extend(p.trees.iter().cloned());
+        s.writes.extend(p.writes.iter().cloned());
+        s.writes.extend(p.files.iter().cloned());
+        s.write_trees.extend(p.write_trees.iter().cloned());
+        s.hosts
+            .extend(p.hosts.iter().map(|h| crate::permission::normalize_host(h)));
+        s.commands.push(CommandSubject {
+            text: p.text.clone(),
+            canonical: p.canonical.clone(),
+            assignments: p.assignments.clone(),
+            known: p.program_known,
+            needs_approval: p.needs_approval,
+            files: p.files.clone(),
+        });
+    }
+    s
 }

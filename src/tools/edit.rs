@@ -183,7 +183,7 @@ impl Plan {
         tool: &str,
         description: String,
         base: RiskAssessment,
-        scope: std::path::PathBuf,
+        scope: Scope,
         ctx: &ToolContext,
         cache: &PlanCache,
     ) -> CallFacts {
@@ -191,12 +191,18 @@ impl Plan {
             tool: tool.into(),
             description,
             risk: files::change_risk(ctx, &self.path, base),
-            scope: Scope::Paths {
-                tool: tool.into(),
-                paths: vec![scope],
-            },
+            scope,
             needs_approval: true,
-            subjects: Subjects::Paths(vec![self.path.clone()]),
+            // `edit` and `multiedit` read the file they change: read
+            // rules apply to them too (`write` replaces it unread).
+            subjects: Subjects {
+                reads: (self.original.is_some() && tool != "write")
+                    .then(|| self.path.clone())
+                    .into_iter()
+                    .collect(),
+                writes: vec![self.path.clone()],
+                ..Subjects::default()
+            },
             banned: None,
             diff: Some(self.diff(ctx)),
         };
@@ -344,7 +350,10 @@ impl Tool for Edit {
         } else {
             RiskAssessment::medium("changes an existing file")
         };
-        let (description, scope) = (p.edit_description(ctx), p.path.clone());
+        let description = p.edit_description(ctx);
+        let scope = Scope::Files {
+            paths: vec![p.path.clone()],
+        };
         Ok(p.into_facts(Self::NAME, description, base, scope, ctx, &args.cache))
     }
 

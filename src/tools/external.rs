@@ -306,7 +306,7 @@ mod tests {
                     tool: self.0.name.clone(),
                 },
                 needs_approval: !self.1,
-                subjects: Subjects::None,
+                subjects: Subjects::default(),
                 banned: None,
                 diff: None,
             })
@@ -383,41 +383,45 @@ mod tests {
         let g0 = s.generation();
         s.external().publish(
             "src",
-            "x_",
-            vec![fake_rw("x_read", true), fake_rw("x_write", false)],
+            "mcp_x_",
+            vec![fake_rw("mcp_x_read", true), fake_rw("mcp_x_write", false)],
             Some("how to use x".into()),
             &|n| n == "view",
         );
         assert_ne!(s.generation(), g0);
         assert_eq!(s.notes(), vec!["how to use x".to_string()]);
         let names: Vec<String> = s.specs().into_iter().map(|t| t.name).collect();
-        assert!(names.contains(&"view".to_string()) && names.contains(&"x_write".to_string()));
-        assert!(s.is_read_only("x_read") && !s.is_read_only("x_write"));
-        let r = s.call(&tool_call("x_read"), &cancel).await;
+        assert!(names.contains(&"view".to_string()) && names.contains(&"mcp_x_write".to_string()));
+        assert!(s.is_read_only("mcp_x_read") && !s.is_read_only("mcp_x_write"));
+        let r = s.call(&tool_call("mcp_x_read"), &cancel).await;
         assert_eq!((r.content.as_str(), r.is_error), (r#"ran {"n":1}"#, false));
         // Asked about, and nobody can answer: refused before it runs.
-        let r = s.call(&tool_call("x_write"), &cancel).await;
+        let r = s.call(&tool_call("mcp_x_write"), &cancel).await;
         assert!(r.denied, "{}", r.content);
         assert!(
-            r.content.contains("add `x_write` to [permissions] allow"),
+            r.content
+                .contains("add `mcp_x_write` to [permissions] allow"),
             "{}",
             r.content
         );
         // An allow rule naming it lets it run.
-        let s = surface(&["x_*"]);
-        s.external()
-            .publish("src", "x_", vec![fake_rw("x_write", false)], None, &|_| {
-                false
-            });
-        let r = s.call(&tool_call("x_write"), &cancel).await;
+        let s = surface(&["mcp_x_*"]);
+        s.external().publish(
+            "src",
+            "mcp_x_",
+            vec![fake_rw("mcp_x_write", false)],
+            None,
+            &|_| false,
+        );
+        let r = s.call(&tool_call("mcp_x_write"), &cancel).await;
         assert_eq!(r.content, r#"ran {"n":1}"#);
-        let r = s.call(&tool_call("x_gone"), &cancel).await;
+        let r = s.call(&tool_call("mcp_x_gone"), &cancel).await;
         assert!(
-            r.content.starts_with("unknown tool `x_gone`"),
+            r.content.starts_with("unknown tool `mcp_x_gone`"),
             "{}",
             r.content
         );
-        assert!(r.content.ends_with(", write, x_write"), "{}", r.content);
+        assert!(r.content.ends_with(", write, mcp_x_write"), "{}", r.content);
     }
 
     #[test]
@@ -425,12 +429,18 @@ mod tests {
         let reg = ExternalTools::default();
         let none = |_: &str| false;
         let g0 = reg.generation();
-        reg.publish("s", "x_", vec![fake("x_a")], None, &none);
+        reg.publish("s", "mcp_x_", vec![fake("mcp_x_a")], None, &none);
         let g1 = reg.generation();
         assert_ne!(g0, g1);
-        reg.publish("s", "x_", vec![fake("x_a")], None, &none);
+        reg.publish("s", "mcp_x_", vec![fake("mcp_x_a")], None, &none);
         assert_eq!(reg.generation(), g1, "same tools again: no change");
-        reg.publish("s", "x_", vec![fake("x_a")], Some("n".into()), &none);
+        reg.publish(
+            "s",
+            "mcp_x_",
+            vec![fake("mcp_x_a")],
+            Some("n".into()),
+            &none,
+        );
         assert_ne!(reg.generation(), g1, "notes changed");
         assert_eq!(reg.notes(), vec!["n".to_string()]);
     }
@@ -440,13 +450,13 @@ mod tests {
         let reg = ExternalTools::default();
         let refused = reg.publish(
             "s",
-            "x_",
-            vec![fake("view"), fake("x_a"), fake("x_a")],
+            "mcp_x_",
+            vec![fake("view"), fake("mcp_x_a"), fake("mcp_x_a")],
             None,
             &|n| n == "view",
         );
-        assert_eq!(refused, vec!["view".to_string(), "x_a".to_string()]);
-        assert_eq!(reg.names(), vec!["x_a".to_string()]);
+        assert_eq!(refused, vec!["view".to_string(), "mcp_x_a".to_string()]);
+        assert_eq!(reg.names(), vec!["mcp_x_a".to_string()]);
     }
 
     #[tokio::test]
@@ -454,19 +464,19 @@ mod tests {
         let reg = Arc::new(ExternalTools::default());
         let cancel = CancellationToken::new();
         // Nothing starting: returns at once.
-        reg.settle("x_a", &cancel).await;
+        reg.settle("mcp_x_a", &cancel).await;
         reg.starting(
             "s",
-            "x_",
+            "mcp_x_",
             Instant::now() + std::time::Duration::from_secs(60),
         );
         let r = Arc::clone(&reg);
         let publisher = tokio::spawn(async move {
             tokio::task::yield_now().await;
-            r.publish("s", "x_", vec![fake("x_a")], None, &|_| false);
+            r.publish("s", "mcp_x_", vec![fake("mcp_x_a")], None, &|_| false);
         });
-        reg.settle("x_a", &cancel).await;
-        assert!(reg.get("x_a").is_some());
+        reg.settle("mcp_x_a", &cancel).await;
+        assert!(reg.get("mcp_x_a").is_some());
         publisher.await.unwrap();
         // Another prefix never waits.
         reg.starting(

@@ -65,17 +65,58 @@ fn parse(url: &str) -> Result<Url, ToolError> {
 }
 
 /// This machine or its private network: reachable only from here, so a
-/// fetch there is not just reading the web.
+/// fetch there is not just reading the web. Every spelling of an address
+/// counts as the address (the URL parser already turns `2130706433`,
+/// `0x7f.1` and `127.1` into `127.0.0.1`); an IPv6 address that carries an
+/// IPv4 one (`::ffff:127.0.0.1`, `::127.0.0.1`, `64:ff9b::7f00:1`) is
+/// judged as that IPv4 address.
 fn is_local(url: &Url) -> bool {
-    let host = url.host_str().unwrap_or_default();
+    let host = crate::permission::normalize_host(url.host_str().unwrap_or_default());
     match host.trim_matches(['[', ']']).parse::<IpAddr>() {
-        Ok(IpAddr::V4(ip)) => {
-            ip.is_loopback() || ip.is_unspecified() || ip.is_private() || ip.is_link_local()
-        }
-        Ok(IpAddr::V6(ip)) => {
-            ip.is_loopback() || ip.is_unspecified() || (ip.segments()[0] & 0xfe00) == 0xfc00
-        }
+        Ok(ip) => local_ip(ip),
         Err(_) => host == "localhost" || host.ends_with(".localhost") || host.ends_with(".local"),
+    }
+}
+
+fn local_ip(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(ip) => {
+            let [a, b, ..] = ip.octets();
+            ip.is_loopback()
+                || ip.is_unspecified()
+                || ip.is_private()
+                || ip.is_link_local()
+                || ip.is_broadcast()
+                // Shared address space (carrier-grade NAT) and benchmarking.
+                || (a == 100 && (64..128).contains(&b))
+                || (a == 198 && (b == 18 || b == 19))
+                || a == 0
+        }
+        IpAddr::V6(ip) => {
+            let s = ip.segments();
+            let embedded = ip.to_ipv4_mapped().or_else(|| {
+                // IPv4-compatible (`::a.b.c.d`) and the NAT64 prefix.
+                let compatible = s[..6].iter().all(|x| *x == 0) && (s[6] != 0 || s[7] > 1);
+                let nat64 = s[..6] == [0x64, 0xff9b, 0, 0, 0, 0];
+                (compatible || nat64).then(|| {
+                    std::net::Ipv4Addr::new(
+                        (s[6] >> 8) as u8,
+                        s[6] as u8,
+                        (s[7] >> 8) as u8,
+                        s[7] as u8,
+                    )
+                })
+            });
+            match embedded {
+                Some(v4) => local_ip(IpAddr::V4(v4)),
+                None => {
+                    ip.is_loopback()
+                        || ip.is_unspecified()
+                        || (s[0] & 0xfe00) == 0xfc00
+                        || (s[0] & 0xffc0) == 0xfe80
+                }
+            }
+        }
     }
 }
 
@@ -117,7 +158,7 @@ impl Tool for Fetch {
 
     fn facts(&self, args: &FetchArgs, _: &ToolContext) -> Result<CallFacts, ToolError> {
         let url = parse(&args.url)?;
-        let host = url.host_str().unwrap_or_default().to_string();
+        let host = crate::permission::normalize_host(url.host_str().unwrap_or_default());
         let risk = if is_local(&url) {
             RiskAssessment::medium(format!(
                 "reaches {host}, a service on this machine or its network"
@@ -134,7 +175,10 @@ impl Tool for Fetch {
                 domain: host.clone(),
             },
             needs_approval: true,
-            subjects: Subjects::Host(host),
+            subjects: Subjects {
+                hosts: vec![host],
+                ..Subjects::default()
+            },
             banned: None,
             diff: None,
         })

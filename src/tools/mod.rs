@@ -148,6 +148,9 @@ pub struct ToolContext {
     pub progress: Progress,
     /// The session's MCP servers, when any are configured.
     pub mcp: Option<Arc<crate::mcp::McpManager>>,
+    /// The gate's rules (set by the Surface): walks (`grep`, `glob`, `ls`)
+    /// leave out what deny rules forbid reading.
+    pub rules: Arc<crate::permission::RuleSet>,
 }
 
 impl ToolContext {
@@ -167,7 +170,13 @@ impl ToolContext {
             delegate: None,
             progress: Progress::default(),
             mcp: None,
+            rules: Arc::default(),
         }
+    }
+
+    /// Whether a deny rule forbids reading `path` (walks skip it).
+    pub fn read_denied(&self, path: &std::path::Path) -> bool {
+        self.rules.denies_read(path)
     }
 
     /// Lets the `agent` tool start sub-agents through `delegate`.
@@ -292,12 +301,12 @@ pub(crate) fn read_facts(tool: &str, paths: &[&str], ctx: &ToolContext) -> CallF
         tool: tool.to_string(),
         description: format!("{tool} {}", shown.join(", ")),
         risk,
-        scope: Scope::Paths {
-            tool: tool.to_string(),
-            paths: abs.clone(),
-        },
+        scope: Scope::Reads { paths: abs.clone() },
         needs_approval,
-        subjects: Subjects::Paths(abs),
+        subjects: Subjects {
+            reads: abs,
+            ..Subjects::default()
+        },
         banned: None,
         diff: None,
     }

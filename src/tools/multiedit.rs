@@ -7,7 +7,7 @@ use serde::Deserialize;
 use super::edit::{Plan, PlanCache, apply, execute};
 use super::files;
 use super::{Effect, Tool, ToolContext, ToolError, render};
-use crate::permission::{CallFacts, RiskAssessment};
+use crate::permission::{CallFacts, RiskAssessment, Scope};
 
 pub struct MultiEdit;
 
@@ -95,7 +95,10 @@ impl Tool for MultiEdit {
 
     fn facts(&self, args: &MultiEditArgs, ctx: &ToolContext) -> Result<CallFacts, ToolError> {
         let p = plan(args, ctx)?;
-        let (description, scope) = (p.edit_description(ctx), p.path.clone());
+        let description = p.edit_description(ctx);
+        let scope = Scope::Files {
+            paths: vec![p.path.clone()],
+        };
         Ok(p.into_facts(
             Self::NAME,
             description,

@@ -144,7 +144,9 @@ pub struct Surface {
 
 impl Surface {
     /// The full set of tools, as the binary and the tests use it.
-    pub fn new(ctx: ToolContext, gate: Arc<Gate>) -> Surface {
+    pub fn new(mut ctx: ToolContext, gate: Arc<Gate>) -> Surface {
+        // Deny rules never change in a session ("always" only adds allows).
+        ctx.rules = Arc::new(gate.rules());
         let mut s = Surface {
             tools: BTreeMap::new(),
             external: Arc::default(),
@@ -408,17 +410,17 @@ impl Surface {
         }
         let mut text = ran?;
         // After-effects: language servers see what was read or changed.
-        if let (Some(lsp), crate::permission::Subjects::Paths(paths)) = (lsp, &facts.subjects) {
+        if let Some(lsp) = lsp {
             match tool.after() {
                 After::Nothing => {}
                 After::Open => {
-                    for p in paths {
+                    for p in &facts.subjects.reads {
                         lsp.open(p).await;
                     }
                 }
                 After::Diagnose => {
                     let display = |p: &std::path::Path| display_ctx.display(p);
-                    for p in paths {
+                    for p in &facts.subjects.writes {
                         if let Some(report) = lsp.after_change(p, &display).await {
                             text.push_str("\n\n");
                             text.push_str(&report);

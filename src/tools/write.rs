@@ -7,7 +7,7 @@ use serde::Deserialize;
 use super::edit::{Plan, PlanCache, execute};
 use super::files::{self, thousands};
 use super::{Effect, Tool, ToolContext, ToolError, render};
-use crate::permission::{CallFacts, RiskAssessment};
+use crate::permission::{CallFacts, RiskAssessment, Scope};
 
 pub const MAX_CONTENT: usize = 1024 * 1024;
 
@@ -125,7 +125,8 @@ impl Tool for Write {
             .parent()
             .map(|d| d.to_path_buf())
             .unwrap_or_else(|| p.path.clone());
-        Ok(p.into_facts(Self::NAME, description, base, dir, ctx, &args.cache))
+        let scope = Scope::Dirs { paths: vec![dir] };
+        Ok(p.into_facts(Self::NAME, description, base, scope, ctx, &args.cache))
     }
 
     async fn run(&self, args: WriteArgs, ctx: &ToolContext) -> Result<String, ToolError> {

@@ -218,8 +218,7 @@ async fn request(
         Some(_) => (
             "edit",
             "edit src/main.rs: replaced 1 occurrence (+1 −1 lines)".to_string(),
-            Scope::Paths {
-                tool: "edit".into(),
+            Scope::Files {
                 paths: vec!["/w/src/main.rs".into()],
             },
         ),
@@ -228,6 +227,8 @@ async fn request(
             "run `git commit -m wip`".to_string(),
             Scope::Commands {
                 prefixes: vec!["git commit".into()],
+                files: Vec::new(),
+                exact: true,
             },
         ),
     };
@@ -237,14 +238,14 @@ async fn request(
         risk: RiskAssessment::new(
             risk,
             match risk {
-                Risk::Low => "runs `git commit`, which can change files",
+                Risk::Low => "runs `git commit`, which is not known to only read",
                 Risk::Medium => "changes an existing file",
                 Risk::High => "force-push: rewrites remote history",
             },
         ),
         scope,
         needs_approval: true,
-        subjects: Subjects::None,
+        subjects: Subjects::default(),
         banned: None,
         diff: diff.map(str::to_string),
     };
