@@ -43,6 +43,10 @@ pub struct Subjects {
     pub write_trees: Vec<PathBuf>,
     /// Hosts it reaches (normalised: lower case, ASCII, no trailing dot).
     pub hosts: Vec<String>,
+    /// It reads (writes) a path only known at run time: any deny rule on
+    /// reading (changing) paths may be about it.
+    pub unknown_reads: bool,
+    pub unknown_writes: bool,
     /// The simple commands of a bash call.
     pub commands: Vec<CommandSubject>,
 }
@@ -168,7 +172,7 @@ impl Scope {
                 .join(", ")
         };
         match self {
-            Scope::None => "nothing: this call cannot be remembered, it is asked every time".into(),
+            Scope::None => "nothing that can be remembered".into(),
             Scope::Tool { tool } => format!("every `{tool}` call in this session"),
             Scope::Reads { paths } => format!("reading {} in this session", list(paths)),
             Scope::Files { paths } => format!("changes to {} in this session", list(paths)),
@@ -198,9 +202,7 @@ impl Scope {
                         list(files)
                     ),
                     (true, false) => format!("writing {} in this session", list(files)),
-                    (true, true) => {
-                        "nothing: this call cannot be remembered, it is asked every time".into()
-                    }
+                    (true, true) => "nothing that can be remembered".into(),
                 }
             }
             Scope::Domain { tool, domain } => format!("`{tool}` from {domain} in this session"),

@@ -294,7 +294,10 @@ impl Gate {
         }
         if let Some(b) = &facts.banned {
             let why = if b.unknown {
-                format!("`{}` could be a banned command: {}", b.command, b.why)
+                format!(
+                    "{}: a program only known at run time could be a banned one",
+                    b.why
+                )
             } else {
                 format!("`{}` is banned ({})", b.command, b.why)
             };
@@ -401,7 +404,7 @@ impl Gate {
                 facts.tool, rule.rule, rule.source
             ),
             (None, Some(b)) if b.unknown => format!(
-                "This command is not run: {}. agent runs no program whose name it cannot read from the command, even with --yolo. \
+                "This command is not run: {}, and a program only known at run time could be a banned one. agent runs no program whose name it cannot read from the command, even with --yolo. \
                  Write the program's name out (no variables, braces, `eval` or generated code in the command name), or choose another way.",
                 b.why
             ),

@@ -229,11 +229,13 @@ impl Rule {
                 .iter()
                 .any(|c| !c.known || command_matches(re, c, false)),
             Some(Spec::Path(p)) if self.family == Family::Read => {
-                s.reads.iter().any(|r| p.covers(r, true))
+                s.unknown_reads
+                    || s.reads.iter().any(|r| p.covers(r, true))
                     || s.trees.iter().any(|t| p.reached_by_tree(t))
             }
             Some(Spec::Path(p)) => {
-                s.writes.iter().any(|w| p.covers(w, true))
+                s.unknown_writes
+                    || s.writes.iter().any(|w| p.covers(w, true))
                     || s.write_trees.iter().any(|t| p.reached_by_tree(t))
                     || s.commands
                         .iter()
@@ -353,8 +355,16 @@ impl RuleSet {
             .find(|r| r.list == list && r.matches_any(facts))
     }
 
-    /// Whether deny rules name paths that the call's tool should leave
-    /// out of a walk (`grep` over the project skips them).
+    /// Whether any deny rule names paths to read.
+    pub fn denies_reads(&self) -> bool {
+        self.rules.iter().any(|r| {
+            r.list == RuleList::Deny
+                && r.family == Family::Read
+                && matches!(r.spec, Some(Spec::Path(_)))
+        })
+    }
+
+    /// Whether a deny rule forbids reading `path` (a walk skips it).
     pub fn denies_read(&self, path: &Path) -> bool {
         self.rules.iter().any(|r| {
             r.list == RuleList::Deny

@@ -71,7 +71,7 @@ fn pattern(re: &str) -> Regex {
 
 static SHELL_OUT: LazyLock<Regex> = LazyLock::new(|| {
     pattern(
-        r"os\.execute|io\.popen|Deno\.run|Deno\.Command|os\.system|subprocess|popen|\bexec[lv]?p?e?\s*\(|\bspawn|child_process|execSync|\bsystem\s*\(|`|\bqx|Runtime\.getRuntime|\bshell_exec|\bpassthru|\bpty\.|\bos\.exec|\bexec\s|\bIO\.popen|\bopen\s*\(\s*['\x22]\|",
+        r"os\.execute|io\.popen|Deno\.run|Deno\.Command|os\.system|subprocess|popen|\bexec[lv]?p?e?\s*[\(\s]|\bspawn|child_process|execSync|\bsystem\b|`|\bqx|%x|Runtime\.getRuntime|\bshell_exec|\bpassthru|\bpty\b|\bos\.exec|\bIO\.popen|Open3|Kernel\.|\bopen\s*\(?\s*[A-Z\w]*\s*,?\s*['\x22][^'\x22]*\||\beval\b|\bcompile\s*\(|__import__|\bgetattr\s*\(|\bimportlib\b|\bctypes\b|\bFunction\s*\(|\brequire\s*\(|\bprocess\.binding|\bimport\s*\(|\bsend\s*\(|\bsyscall\b",
     )
 });
 static DELETE_API: LazyLock<Regex> = LazyLock::new(|| {

@@ -57,6 +57,16 @@ impl Analyzer<'_> {
     ) {
         let rest = &words[1..];
         let next = depth + 1;
+        if name == "git"
+            && rest
+                .windows(2)
+                .any(|w| w[0].text == "-c" && w[1].text.to_lowercase().starts_with("alias."))
+        {
+            self.unknown(
+                "a git subcommand defined on the command line (`-c alias.…`)",
+                "git",
+            );
+        }
         if SHELLS.contains(&name) {
             self.shell(name, rest, cwd, depth, stdin);
         } else if name == "su" {
@@ -171,10 +181,14 @@ impl Analyzer<'_> {
                 Some(f) if f.dynamic => {
                     self.unknown("commands of a file only known at run time", &f.text)
                 }
-                Some(f) => self.flag(RiskAssessment::low(format!(
-                    "runs the commands of {}",
-                    f.text
-                ))),
+                Some(f) => {
+                    self.flag(RiskAssessment::low(format!(
+                        "runs the commands of {}",
+                        f.text
+                    )));
+                    let file = f.text.clone();
+                    self.script_file(&file, cwd, depth);
+                }
                 None => {}
             }
         } else if let Some(flags) = interpreter(name) {
@@ -220,6 +234,9 @@ impl Analyzer<'_> {
                     self.command(&sub, script, &mut c, next);
                 }
             }
+        } else if name.contains('/') && self.shell_script(name, cwd.as_deref()) {
+            // `./deploy.sh`: a shell script of the project run directly.
+            self.script_file(name, cwd, depth);
         } else if name == "watch"
             || name == "ssh" && rest.iter().filter(|w| !w.text.starts_with('-')).count() > 1
         {
@@ -309,10 +326,13 @@ impl Analyzer<'_> {
             Some(file) if file.dynamic => {
                 self.unknown("a script only known at run time", &file.text)
             }
-            Some(file) => self.flag(RiskAssessment::low(format!(
-                "runs the script {}",
-                file.text
-            ))),
+            Some(file) => {
+                self.flag(RiskAssessment::low(format!(
+                    "runs the script {}",
+                    file.text
+                )));
+                self.script_file(&file.text, cwd, depth);
+            }
             None => self.piped_code("", stdin, cwd, depth, name),
         }
     }
@@ -360,13 +380,52 @@ impl Analyzer<'_> {
                 let code = code.clone();
                 self.code(runner, &code, cwd, depth)
             }
-            Stdin::File(f) => self.flag(RiskAssessment::low(format!("runs the script {f}"))),
+            Stdin::File(f) => {
+                self.flag(RiskAssessment::low(format!("runs the script {f}")));
+                if SHELLS.contains(&runner) {
+                    let file = f.clone();
+                    self.script_file(&file, cwd, depth);
+                }
+            }
             Stdin::Unknown => self.unknown(
                 &format!("a {runner} program from another command's output"),
                 runner,
             ),
             Stdin::Terminal => {}
         }
+    }
+
+    /// A shell script of the project that a command runs: its commands are
+    /// judged too, so a ban or deny rule sees inside `bash deploy.sh`.
+    /// Files outside the project or too large are only named.
+    pub(super) fn script_file(&mut self, file: &str, cwd: Option<PathBuf>, depth: u8) {
+        const MAX_SCRIPT: u64 = 64 * 1024;
+        let Some(path) = self.env.resolve(file, cwd.as_deref()) else {
+            return;
+        };
+        if !path.starts_with(&self.env.workspace)
+            || std::fs::metadata(&path).map_or(true, |m| !m.is_file() || m.len() > MAX_SCRIPT)
+        {
+            return;
+        }
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            self.script(&text, cwd, depth + 1);
+        }
+    }
+
+    /// Whether `file` starts with a shell's `#!` line.
+    fn shell_script(&self, file: &str, cwd: Option<&std::path::Path>) -> bool {
+        use std::io::Read;
+        let Some(path) = self.env.resolve(file, cwd) else {
+            return false;
+        };
+        let mut head = [0u8; 128];
+        let n = std::fs::File::open(path)
+            .and_then(|mut f| f.read(&mut head))
+            .unwrap_or(0);
+        let line = String::from_utf8_lossy(&head[..n]);
+        let first = line.lines().next().unwrap_or("");
+        first.starts_with("#!") && first.split(['/', ' ']).any(|w| SHELLS.contains(&w.trim()))
     }
 
     /// `find … -exec CMD {} ;`: CMD runs on what find found.

@@ -38,7 +38,9 @@ fn role(name: &str, args: &[&str], index: usize, last: Option<usize>, read_only:
     }
     match name {
         "rm" | "rmdir" | "unlink" | "shred" | "touch" | "mkdir" | "truncate" | "chmod"
-        | "chown" | "chgrp" | "tee" | "mv" => Role::Write,
+        | "chown" | "chgrp" | "tee" => Role::Write,
+        // What is moved becomes readable where it lands.
+        "mv" => Role::Both,
         "cp" | "install" | "ln" | "rsync" | "scp" => {
             if Some(index) == last {
                 Role::Write
@@ -73,8 +75,40 @@ fn recursive(name: &str, args: &[&str]) -> bool {
                 || args.contains(&"--recursive")
         }
         "tar" => args.first().is_some_and(|a| a.contains('c')) || args.contains(&"--create"),
+        // Subcommands that print file contents from the repository
+        // (`git show HEAD:.env`) read the whole tree, named or not.
+        "git" => {
+            let p = super::danger::positional("git", args);
+            match p.first() {
+                Some(
+                    &("show" | "diff" | "grep" | "blame" | "annotate" | "cat-file" | "archive"
+                    | "format-patch" | "range-diff" | "whatchanged" | "stash" | "diff-tree"
+                    | "difftool"),
+                ) => true,
+                Some(&"log") => args.iter().any(|a| {
+                    matches!(*a, "-p" | "-u" | "--patch" | "--full-diff") || a.starts_with("-L")
+                }),
+                _ => false,
+            }
+        }
         _ => false,
     }
+}
+
+/// The directory a word with an expansion certainly lies under: the part
+/// before the first expansion, up to its last `/` (`~/.ssh/$f` → `~/.ssh/`).
+fn static_dir(text: &str) -> Option<String> {
+    let (lead, body) = match text.strip_prefix("$HOME") {
+        Some(rest) => ("$HOME", rest),
+        None => ("", text),
+    };
+    let cut = body
+        .find(['$', '`', '{', '*', '?', '['])
+        .unwrap_or(body.len());
+    let dir = &body[..cut];
+    let slash = dir.rfind('/')?;
+    let out = format!("{lead}{}", &dir[..=slash]);
+    (out.len() > 1 || out == "/").then_some(out)
 }
 
 /// The host of a URL-like word: `https://h/…`, `git@h:repo`.
@@ -125,13 +159,28 @@ impl Analyzer<'_> {
             } else {
                 self.env.resolve(&target.text, cwd)
             };
+            let role = if writes { Role::Write } else { Role::Read };
+            // bash's own network files: `< /dev/tcp/host/port`.
+            if let Some(rest) = target
+                .text
+                .strip_prefix("/dev/tcp/")
+                .or_else(|| target.text.strip_prefix("/dev/udp/"))
+            {
+                self.flag(RiskAssessment::medium("connects to another machine"));
+                self.cur_hosts
+                    .push(rest.split('/').next().unwrap_or(rest).to_lowercase());
+                continue;
+            }
             let Some(p) = path else {
                 self.require(RiskAssessment::medium(
                     "redirects to a file only known at run time",
                 ));
+                match static_dir(&target.text).and_then(|d| self.env.resolve(&d, cwd)) {
+                    Some(dir) => self.note_tree(dir, role),
+                    None => self.unknown_path(role),
+                }
                 continue;
             };
-            let role = if writes { Role::Write } else { Role::Read };
             let place = self.env.place(&p);
             match place {
                 Place::Harmless => continue,
@@ -204,7 +253,9 @@ impl Analyzer<'_> {
                 pattern_pending = false;
                 continue;
             }
-            if name == "ln" && Some(i) != last_operand {
+            // `ln -s TARGET LINK`: the target is just text; a hard link
+            // shares the target's content, so it counts as a read.
+            if name == "ln" && Some(i) != last_operand && short(&args, 's') {
                 continue;
             }
             if matches!(
@@ -255,6 +306,12 @@ impl Analyzer<'_> {
                 self.require(RiskAssessment::medium(format!(
                     "uses an argument only known at run time ({raw})"
                 )));
+                let role = role(name, &args, i, last_operand, read_only);
+                // `~/.ssh/$f`: whatever it is, it is under `~/.ssh`.
+                match static_dir(raw).and_then(|d| self.env.resolve(&d, cwd)) {
+                    Some(dir) => self.note_tree(dir, role),
+                    None => self.unknown_path(role),
+                }
                 continue;
             }
             if value.is_empty() || (value.starts_with('-') && !value.contains('/')) {
@@ -272,6 +329,7 @@ impl Analyzer<'_> {
                         self.require(RiskAssessment::medium(format!(
                             "names more paths than can be checked ({raw})"
                         )));
+                        self.unknown_path(role);
                         continue;
                     }
                 }
@@ -290,6 +348,10 @@ impl Analyzer<'_> {
                     || text.contains('/')
                     || cwd.is_some_and(|c| c.join(&text).symlink_metadata().is_ok());
                 if !pathy {
+                    if cwd.is_none() && !text.starts_with('-') {
+                        // A name in a directory only known at run time.
+                        self.unknown_path(role);
+                    }
                     continue;
                 }
                 let paths = if has_glob(&pattern) {
@@ -299,6 +361,7 @@ impl Analyzer<'_> {
                             self.require(RiskAssessment::medium(format!(
                                 "names files only known at run time ({raw})"
                             )));
+                            self.unknown_path(role);
                             continue;
                         }
                     }
@@ -309,6 +372,7 @@ impl Analyzer<'_> {
                             self.require(RiskAssessment::medium(format!(
                                 "uses a path only known at run time ({raw})"
                             )));
+                            self.unknown_path(role);
                             continue;
                         }
                     }
@@ -322,8 +386,9 @@ impl Analyzer<'_> {
                 }
             }
         }
+        // git reads its objects whatever paths are named (`HEAD:file`).
         if walks
-            && !named_any
+            && (!named_any || name == "git")
             && let Some(dir) = cwd
         {
             self.note_tree(dir.to_path_buf(), Role::Read);

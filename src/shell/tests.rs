@@ -478,3 +478,50 @@ fn labelled_corpus() {
         wrong.join("\n")
     );
 }
+
+/// The adversarial corpus of issue 11: hidden execution, state that
+/// changes what later words mean, programs only known at run time, write
+/// and run flags of read-only programs, outside reads, risk levels.
+#[test]
+fn attack_corpus() {
+    let env = PathEnv {
+        workspace: PathBuf::from("/tmp/probe-ws"),
+        home: Some(PathBuf::from("/home/u")),
+    };
+    let bans: Vec<Ban> = DEFAULT_BANNED.iter().map(|b| Ban::parse(b)).collect();
+    let mut wrong = Vec::new();
+    for line in include_str!("testdata/attacks.tsv")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let mut cols = line.splitn(3, '\t');
+        let (Some(want), Some(category), Some(cmd)) = (cols.next(), cols.next(), cols.next())
+        else {
+            continue;
+        };
+        let cmd = cmd.replace("\\n", "\n").replace("\\t", "\t");
+        let a = analyze(&cmd, &env, &bans);
+        let unknown = a.unknown.is_some() && a.banned.as_ref().is_some_and(|b| b.unknown);
+        let ok = match want {
+            "R" => !a.read_only,
+            "U" => unknown && !a.read_only,
+            "H" => a.risk.level == Risk::High && !a.read_only,
+            "M" => a.risk.level >= Risk::Medium && !a.read_only,
+            "L" => a.risk.level == Risk::Low && !a.read_only,
+            "A" => a.read_only && a.banned.is_none(),
+            _ => false,
+        };
+        if !ok {
+            wrong.push(format!(
+                "[{category}] want {want}: {cmd:?} -> {} ({}), read_only={}, unknown={:?}",
+                a.risk.level, a.risk.reason, a.read_only, a.unknown
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} misjudged:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}

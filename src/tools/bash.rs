@@ -221,6 +221,8 @@ fn subjects(a: &Analysis) -> Subjects {
         s.write_trees.extend(p.write_trees.iter().cloned());
         s.hosts
             .extend(p.hosts.iter().map(|h| crate::permission::normalize_host(h)));
+        s.unknown_reads |= p.unknown_reads;
+        s.unknown_writes |= p.unknown_writes;
         s.commands.push(CommandSubject {
             text: p.text.clone(),
             canonical: p.canonical.clone(),

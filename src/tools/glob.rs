@@ -10,7 +10,6 @@ use ignore::WalkState;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::workspace::walker;
 use super::{Effect, Tool, ToolContext, ToolError, blocking, render};
 
 pub const MAX_RESULTS: usize = 100;
@@ -102,7 +101,7 @@ fn glob(args: &GlobArgs, ctx: &ToolContext) -> Result<String, ToolError> {
     }
     let pattern = PathPattern::new(&args.pattern)?;
     let found: Mutex<Vec<(SystemTime, String)>> = Mutex::new(Vec::new());
-    walker(&dir)
+    ctx.walker(&dir)
         .hidden(!pattern.wants_hidden)
         .build_parallel()
         .run(|| {

@@ -11,7 +11,6 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::glob::{Flush, PathPattern};
-use super::workspace::walker;
 use super::{Effect, Tool, ToolContext, ToolError, blocking, cut_line, render};
 
 pub const MAX_LINES: usize = 200;
@@ -98,7 +97,7 @@ pub fn grep(args: &GrepArgs, ctx: &ToolContext) -> Result<String, ToolError> {
     } else {
         root.parent().map(|p| p.to_path_buf()).unwrap_or_default()
     };
-    walker(&root)
+    ctx.walker(&root)
         .hidden(!include.as_ref().is_some_and(|p| p.wants_hidden))
         .build_parallel()
         .run(|| {

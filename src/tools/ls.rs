@@ -3,7 +3,6 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::workspace::walker;
 use super::{Effect, Tool, ToolContext, ToolError, blocking, render};
 
 pub const DEFAULT_DEPTH: usize = 3;
@@ -62,7 +61,8 @@ fn ls(args: &LsArgs, ctx: &ToolContext) -> Result<String, ToolError> {
         )));
     }
     let depth = args.depth.unwrap_or(DEFAULT_DEPTH).max(1);
-    let walker = walker(&dir)
+    let walker = ctx
+        .walker(&dir)
         .hidden(false)
         .max_depth(Some(depth))
         .sort_by_file_name(|a, b| a.cmp(b))

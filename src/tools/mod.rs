@@ -174,9 +174,16 @@ impl ToolContext {
         }
     }
 
-    /// Whether a deny rule forbids reading `path` (walks skip it).
-    pub fn read_denied(&self, path: &std::path::Path) -> bool {
-        self.rules.denies_read(path)
+    /// A directory walk with the project's rules (see [`workspace::walker`])
+    /// that also leaves out what deny rules forbid reading: `grep` over
+    /// the project never opens a denied file.
+    pub fn walker(&self, path: &std::path::Path) -> ignore::WalkBuilder {
+        let mut w = workspace::walker(path);
+        let rules = Arc::clone(&self.rules);
+        if rules.denies_reads() {
+            w.filter_entry(move |e| e.file_name() != ".git" && !rules.denies_read(e.path()));
+        }
+        w
     }
 
     /// Lets the `agent` tool start sub-agents through `delegate`.
