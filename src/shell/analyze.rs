@@ -10,14 +10,14 @@
 
 use std::path::PathBuf;
 
-use super::checks::assignment_disables_history;
 use super::danger::Invocation;
+use super::danger::assignment_disables_history;
 use super::inline::{DOWNLOADERS, SPAWN_LOOP};
 use super::parse::{Command, Script, Word, parse};
 use super::paths::PathEnv;
 use super::prefix::{Ban, prefix};
 use super::readonly::is_read_only;
-use super::variables::{self, Taint};
+use super::variables;
 use super::wrappers::{self, ESCALATION, basename};
 use crate::permission::{Banned, Risk, RiskAssessment};
 
@@ -279,85 +279,6 @@ impl Analyzer<'_> {
         }
     }
 
-    /// What bash evaluates by itself: subscripts with visible code are
-    /// judged as commands; values that could hide code make the program
-    /// unknown.
-    fn evaluations(&mut self, script: &Script, cwd: &Option<PathBuf>, depth: u8) {
-        let mut taint = Taint::of(script);
-        // Builtins that fill variables from input.
-        for c in &script.commands {
-            let words: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
-            match words.first() {
-                Some(&("read" | "mapfile" | "readarray" | "getopts" | "select")) => {
-                    for w in words[1..].iter().filter(|w| !w.starts_with('-')) {
-                        taint.add(w);
-                    }
-                    if words[0] != "read" {
-                        taint.add("MAPFILE");
-                    }
-                }
-                Some(&"printf") => {
-                    if let Some(pos) = words.iter().position(|w| *w == "-v") {
-                        taint.add(words.get(pos + 1).unwrap_or(&""));
-                    }
-                }
-                _ => {}
-            }
-        }
-        for e in &script.evaluations {
-            if let super::parse::Evaluation::Code(text) = e
-                && (text.contains("$(") || text.contains('`'))
-            {
-                let inner = text
-                    .split_once('[')
-                    .map_or(text.as_str(), |(_, rest)| rest.trim_end_matches(']'));
-                self.script(&format!(": {inner}"), cwd.clone(), depth + 1);
-            }
-        }
-        if let Some(why) = taint.hidden(script) {
-            self.unknown(&format!("hidden code: it {why}"), "an evaluated value");
-        }
-        // Names whose subscripts bash evaluates when a builtin sets them.
-        for c in &script.commands {
-            let words: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
-            let names_variables = matches!(
-                words.first(),
-                Some(
-                    &("read"
-                        | "mapfile"
-                        | "readarray"
-                        | "printf"
-                        | "declare"
-                        | "typeset"
-                        | "local"
-                        | "export"
-                        | "readonly"
-                        | "let"
-                        | "unset"
-                        | "getopts"
-                        | "wait")
-                )
-            );
-            if names_variables
-                && words[1..].iter().any(|w| {
-                    w.split_once('[').is_some_and(|(_, idx)| {
-                        let idx = idx.split(']').next().unwrap_or("");
-                        !idx.chars()
-                            .all(|c| c.is_ascii_digit() || c == '@' || c == '*')
-                    })
-                })
-            {
-                self.unknown(
-                    &format!(
-                        "`{}` with an array subscript bash evaluates as code",
-                        words[0]
-                    ),
-                    &words.join(" "),
-                );
-            }
-        }
-    }
-
     pub(super) fn command(
         &mut self,
         cmd: &Command,
@@ -533,7 +454,7 @@ impl Analyzer<'_> {
                     && super::inline::SHELLS
                         .iter()
                         .chain(super::inline::INTERPRETERS.iter().map(|(n, _)| n))
-                        .any(|s| mentions(&r.target.text, s))
+                        .any(|s| super::stdin::mentions(&r.target.text, s))
             })
         {
             self.flag(RiskAssessment::high(
@@ -649,168 +570,6 @@ impl Analyzer<'_> {
             )));
         }
     }
-
-    /// Under `xargs`, arguments are whatever the previous command printed:
-    /// inert only for programs that take no paths, or when the producer
-    /// can only print regular files under the project (`find . -type f`).
-    fn input_args_inert(
-        &self,
-        name: &str,
-        u: &wrappers::Unwrapped,
-        cmd: &Command,
-        script: &Script,
-    ) -> bool {
-        if u.args_from_file {
-            return false;
-        }
-        if matches!(
-            name,
-            "echo" | "printf" | "true" | "false" | "basename" | "dirname"
-        ) {
-            return true;
-        }
-        let Some(producer) = cmd.piped_from.map(|i| &script.commands[i]) else {
-            return false;
-        };
-        let p = wrappers::unwrap(&producer.words);
-        let words: Vec<&str> = p.words.iter().map(|w| w.text.as_str()).collect();
-        let regular_files = words
-            .windows(2)
-            .any(|w| matches!(w[0], "-type" | "-t" | "--type") && matches!(w[1], "f" | "file"));
-        let follows = words
-            .iter()
-            .any(|w| matches!(*w, "-L" | "-follow" | "--follow"));
-        let lister = matches!(words.first(), Some(&("find" | "fd" | "fdfind")));
-        let starts_inside = super::checks::find_starts(&words[1.min(words.len())..])
-            .iter()
-            .all(|s| {
-                self.env
-                    .resolve(s, Some(&self.env.workspace))
-                    .is_some_and(|p| p.starts_with(&self.env.workspace))
-            });
-        lister
-            && regular_files
-            && !follows
-            && starts_inside
-            && p.words.iter().all(|w| !w.dynamic)
-            && is_read_only(words[0], &words[1..])
-    }
-
-    /// What the command reads on standard input.
-    fn stdin(&self, cmd: &Command, script: &Script) -> Stdin {
-        for r in &cmd.redirects {
-            if let Some(h) = &r.heredoc {
-                return if h.contains("$(") || h.contains('`') {
-                    Stdin::Unknown
-                } else {
-                    Stdin::Text(h.clone())
-                };
-            }
-            if r.op == "<<<" {
-                return if !r.target.dynamic {
-                    Stdin::Text(r.target.text.clone())
-                } else if mentions_downloader(&r.target.text) {
-                    Stdin::Downloaded
-                } else {
-                    Stdin::Unknown
-                };
-            }
-            if r.op == "<" {
-                return if r.target.text.starts_with("<(") {
-                    if mentions_downloader(&r.target.text) {
-                        Stdin::Downloaded
-                    } else {
-                        Stdin::Unknown
-                    }
-                } else if r.target.dynamic {
-                    Stdin::Unknown
-                } else {
-                    Stdin::File(r.target.text.clone())
-                };
-            }
-        }
-        let Some(first) = cmd.piped_from else {
-            return Stdin::Terminal;
-        };
-        // Every stage upstream: a download or a decoder anywhere taints it.
-        let mut at = Some(first);
-        let mut hops = 0;
-        while let Some(i) = at {
-            let stage = wrappers::unwrap(&script.commands[i].words);
-            let words: Vec<&str> = stage.words.iter().map(|w| w.text.as_str()).collect();
-            let name = words.first().map(|w| basename(w)).unwrap_or_default();
-            if DOWNLOADERS.contains(&name) {
-                return Stdin::Downloaded;
-            }
-            if decodes(name, &words[1.min(words.len())..]) {
-                return Stdin::Decoded;
-            }
-            at = script.commands[i].piped_from;
-            hops += 1;
-            if hops > 64 {
-                return Stdin::Unknown;
-            }
-        }
-        let producer = wrappers::unwrap(&script.commands[first].words);
-        let words = &producer.words;
-        let Some(name) = words.first().map(|w| basename(&w.text)) else {
-            return Stdin::Unknown;
-        };
-        let all_static = words[1..].iter().all(|w| !w.dynamic);
-        match name {
-            "echo" | "printf" if all_static => {
-                let text: Vec<&str> = words[1..]
-                    .iter()
-                    .map(|w| w.text.as_str())
-                    .skip_while(|w| w.starts_with('-'))
-                    .collect();
-                let text = text.join(" ");
-                let escapes =
-                    name == "printf" || words[1..].iter().any(|w| w.text.starts_with("-e"));
-                if escapes && (text.contains('\\') || text.contains('%')) {
-                    Stdin::Decoded
-                } else {
-                    Stdin::Text(text)
-                }
-            }
-            "cat" if all_static && words.len() == 2 => Stdin::File(words[1].text.clone()),
-            _ => Stdin::Unknown,
-        }
-    }
-}
-
-/// A program that decodes or unscrambles its input.
-fn decodes(name: &str, args: &[&str]) -> bool {
-    let flag = |f: &str| {
-        args.iter().any(|a| {
-            *a == f
-                || (a.starts_with('-')
-                    && !a.starts_with("--")
-                    && f.len() == 2
-                    && a.contains(&f[1..]))
-        })
-    };
-    match name {
-        "base64" | "base32" | "basenc" => flag("-d") || args.contains(&"--decode"),
-        "xxd" => flag("-r") || args.contains(&"-revert"),
-        "openssl" => flag("-d") || args.contains(&"base64"),
-        "uudecode" | "gunzip" | "zcat" | "bunzip2" | "unxz" | "xzcat" | "bzcat" | "zstdcat"
-        | "rev" => true,
-        "gzip" | "bzip2" | "xz" | "zstd" => flag("-d") || args.contains(&"--decompress"),
-        "python" | "python3" | "perl" | "ruby" | "node" => true,
-        _ => false,
-    }
-}
-
-/// Whether `text` has `word` as a whole word.
-fn mentions(text: &str, word: &str) -> bool {
-    text.split(|c: char| !c.is_alphanumeric() && c != '-' && c != '_')
-        .any(|w| w == word)
-}
-
-pub(super) fn mentions_downloader(text: &str) -> bool {
-    text.split(|c: char| !c.is_alphanumeric() && c != '-')
-        .any(|w| DOWNLOADERS.contains(&w))
 }
 
 /// The action words first, then the rest in order (`git -C x commit -m y`

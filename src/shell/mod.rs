@@ -3,24 +3,23 @@
 //!
 //! | file | owns |
 //! | --- | --- |
-//! | `parse` | text → simple commands, assignments, evaluations (tree-sitter-bash) |
+//! | `parse` | text → simple commands, assignments, evaluations (tree-sitter-bash; `expansions`, `heredoc`) |
 //! | `words` | quote removal, brace and glob expansion |
 //! | `analyze` | the walk: every part judged, summed up; unknown programs |
 //! | `wrappers` | `env`, `sudo`, `timeout`, `xargs`… taken off |
 //! | `nested` | code in data: `bash -c`, `eval`, `find -exec`, piped scripts |
 //! | `inline` | interpreter one-liners (`python -c`) |
 //! | `operands` | the paths, trees and hosts a command names |
+//! | `stdin` | what a command reads on standard input; `xargs` arguments |
 //! | `variables` | assignments: inert, code-changing, values bash evaluates |
-//! | `readonly` | the read-only allow list, option by option |
+//! | `readonly` | the read-only allow list, option by option (`table`, `programs`, `rich`) |
 //! | `scripts` | sed scripts and awk programs that stay inert |
-//! | `danger` | the danger rules, as a table of rows |
-//! | `checks` | the few procedural danger checks |
+//! | `danger` | the danger rules: a table of rows (`rows`) and the few procedural checks (`files`, `services`) |
 //! | `paths` | where a path is: workspace, secret, persistence, system |
 //! | `prefix` | what a session grant remembers; the banned list |
 //! | `run`, `sandbox` | running a command: process group, output, Landlock |
 
 pub mod analyze;
-mod checks;
 mod danger;
 mod inline;
 mod nested;
@@ -32,6 +31,7 @@ mod readonly;
 pub mod run;
 pub mod sandbox;
 mod scripts;
+mod stdin;
 #[cfg(test)]
 mod tests;
 mod variables;

@@ -348,7 +348,7 @@ impl Analyzer<'_> {
         runner: &str,
     ) {
         if !substitution.is_empty() {
-            if super::analyze::mentions_downloader(substitution) {
+            if super::stdin::mentions_downloader(substitution) {
                 self.flag(RiskAssessment::high(
                     "runs a script downloaded from the network",
                 ));
@@ -446,8 +446,8 @@ impl Analyzer<'_> {
                 .map_or(rest.len(), |e| i + 1 + e);
             // `{}` stands for what find found: with no filter, that is
             // everything under the start directories.
-            let starts = super::checks::find_starts(&words);
-            let filtered = super::checks::find_filters(&words);
+            let starts = super::danger::find_starts(&words);
+            let filtered = super::danger::find_filters(&words);
             let stand_in = if filtered { "{}" } else { starts[0] };
             let inner: Vec<Word> = rest[i + 1..end]
                 .iter()

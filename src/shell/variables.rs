@@ -8,6 +8,9 @@
 
 use std::collections::HashSet;
 
+use std::path::PathBuf;
+
+use super::analyze::Analyzer;
 use super::parse::{Evaluation, Script};
 
 /// Variables that only change language, time zone, colour or layout.
@@ -225,6 +228,87 @@ fn identifiers(text: &str) -> Vec<&str> {
                 .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         })
         .collect()
+}
+
+impl Analyzer<'_> {
+    /// What bash evaluates by itself: subscripts with visible code are
+    /// judged as commands; values that could hide code make the program
+    /// unknown.
+    pub(super) fn evaluations(&mut self, script: &Script, cwd: &Option<PathBuf>, depth: u8) {
+        let mut taint = Taint::of(script);
+        // Builtins that fill variables from input.
+        for c in &script.commands {
+            let words: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
+            match words.first() {
+                Some(&("read" | "mapfile" | "readarray" | "getopts" | "select")) => {
+                    for w in words[1..].iter().filter(|w| !w.starts_with('-')) {
+                        taint.add(w);
+                    }
+                    if words[0] != "read" {
+                        taint.add("MAPFILE");
+                    }
+                }
+                Some(&"printf") => {
+                    if let Some(pos) = words.iter().position(|w| *w == "-v") {
+                        taint.add(words.get(pos + 1).unwrap_or(&""));
+                    }
+                }
+                _ => {}
+            }
+        }
+        for e in &script.evaluations {
+            if let super::parse::Evaluation::Code(text) = e
+                && (text.contains("$(") || text.contains('`'))
+            {
+                let inner = text
+                    .split_once('[')
+                    .map_or(text.as_str(), |(_, rest)| rest.trim_end_matches(']'));
+                self.script(&format!(": {inner}"), cwd.clone(), depth + 1);
+            }
+        }
+        if let Some(why) = taint.hidden(script) {
+            self.unknown(&format!("hidden code: it {why}"), "an evaluated value");
+        }
+        // Names whose subscripts bash evaluates when a builtin sets them.
+        for c in &script.commands {
+            let words: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
+            let names_variables = matches!(
+                words.first(),
+                Some(
+                    &("read"
+                        | "mapfile"
+                        | "readarray"
+                        | "printf"
+                        | "declare"
+                        | "typeset"
+                        | "local"
+                        | "export"
+                        | "readonly"
+                        | "let"
+                        | "unset"
+                        | "getopts"
+                        | "wait")
+                )
+            );
+            if names_variables
+                && words[1..].iter().any(|w| {
+                    w.split_once('[').is_some_and(|(_, idx)| {
+                        let idx = idx.split(']').next().unwrap_or("");
+                        !idx.chars()
+                            .all(|c| c.is_ascii_digit() || c == '@' || c == '*')
+                    })
+                })
+            {
+                self.unknown(
+                    &format!(
+                        "`{}` with an array subscript bash evaluates as code",
+                        words[0]
+                    ),
+                    &words.join(" "),
+                );
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,64 +1,10 @@
-//! Command-specific danger rules, as data: one row per program (or family
-//! of programs), each a list of cases tried in order (a condition on the
-//! arguments, the risk, why), and a few procedural checks for programs
-//! whose judgment needs paths or arithmetic (`checks`). Each reason names
-//! the category from the design: irreversible deletion, history
-//! destruction, privilege escalation, persistence, secrets,
-//! infrastructure, publishing, repository and package changes.
+//! The rows: one per program or family of programs, each a list of cases
+//! tried in order, or a procedural check (`files`, `services`).
 
-use std::path::Path;
-
-use super::checks;
-use super::paths::{PathEnv, Place};
+use super::files;
+use super::services;
+use super::{Invocation, Judge, Row, When};
 use crate::permission::{Risk, RiskAssessment};
-
-/// One simple command, unwrapped, with what the analysis knows about it.
-pub struct Invocation<'a> {
-    pub name: &'a str,
-    pub args: Vec<&'a str>,
-    pub dynamic: Vec<bool>,
-    pub env: &'a PathEnv,
-    pub cwd: Option<&'a Path>,
-    /// Extra arguments arrive from standard input (`xargs`, `find -exec`).
-    pub args_from_input: bool,
-    /// Text fed to its standard input, when known (heredoc, `echo ... |`).
-    pub stdin_text: Option<String>,
-    /// The program whose output is piped in.
-    pub producer: Option<String>,
-}
-
-/// A condition on a command's arguments.
-pub(super) enum When {
-    Always,
-    /// The first positional word (after options and their values) is one of.
-    Sub(&'static [&'static str]),
-    /// Some argument is one of.
-    Arg(&'static [&'static str]),
-    /// Some argument starts with one of.
-    ArgPrefix(&'static [&'static str]),
-    /// Some argument ends with one of.
-    ArgSuffix(&'static [&'static str]),
-    /// Two consecutive arguments.
-    Pair(&'static str, &'static str),
-    /// A short flag letter (`-f`, `-rf`) or its long spelling (`--force`,
-    /// `--force=x`).
-    Flag(char, &'static str),
-    All(&'static [When]),
-    AnyOf(&'static [When]),
-    Not(&'static When),
-}
-
-pub(super) enum Judge {
-    /// Cases in order; the first that holds decides.
-    Cases(&'static [(When, Risk, &'static str)]),
-    Check(fn(&Invocation) -> Option<RiskAssessment>),
-}
-
-pub(super) struct Row {
-    pub programs: &'static [&'static str],
-    pub judge: Judge,
-}
-
 use Risk::{High, Low, Medium};
 use When::*;
 
@@ -90,15 +36,15 @@ pub(super) const ROWS: &[Row] = &[
     // Irreversible deletion and file changes.
     check(
         &["rm", "rmdir", "unlink", "shred", "srm", "wipe"],
-        checks::rm,
+        files::rm,
     ),
-    check(&["find"], checks::find),
-    check(&["mv"], checks::mv),
-    check(&["cp"], checks::cp),
-    check(&["chmod"], checks::chmod),
-    check(&["chown", "chgrp"], checks::chown),
-    check(&["dd"], checks::dd),
-    check(&["rsync"], checks::rsync),
+    check(&["find"], files::find),
+    check(&["mv"], files::mv),
+    check(&["cp"], files::cp),
+    check(&["chmod"], files::chmod),
+    check(&["chown", "chgrp"], files::chown),
+    check(&["dd"], files::dd),
+    check(&["rsync"], files::rsync),
     cases(&["truncate"], &[(Always, Medium, IN_PLACE)]),
     cases(
         &["sed"],
@@ -108,7 +54,7 @@ pub(super) const ROWS: &[Row] = &[
             IN_PLACE,
         )],
     ),
-    check(&["perl"], checks::perl),
+    check(&["perl"], files::perl),
     cases(&["ruby"], &[(Flag('i', "--in-place"), Medium, IN_PLACE)]),
     cases(
         &["tee"],
@@ -127,7 +73,7 @@ pub(super) const ROWS: &[Row] = &[
     ),
     cases(&["install"], &[(Always, Medium, "copies files into place")]),
     // Repository history and state.
-    check(&["git"], checks::git),
+    check(&["git"], services::git),
     // Disks, mounts, power, processes.
     cases(
         &[
@@ -218,9 +164,9 @@ pub(super) const ROWS: &[Row] = &[
             (Always, Medium, "changes system services"),
         ],
     ),
-    check(&["kill"], checks::kill),
+    check(&["kill"], files::kill),
     cases(&["killall5"], &[(Always, High, "kills every process")]),
-    check(&["pkill", "killall"], checks::pkill),
+    check(&["pkill", "killall"], files::pkill),
     // History and persistence.
     cases(
         &["history"],
@@ -239,7 +185,7 @@ pub(super) const ROWS: &[Row] = &[
     ),
     check(
         &["export", "declare", "typeset", "readonly", "local"],
-        checks::declaration,
+        files::declaration,
     ),
     cases(
         &["set"],
@@ -341,7 +287,7 @@ pub(super) const ROWS: &[Row] = &[
         &[(Always, Medium, "connects to another machine")],
     ),
     // Infrastructure and data.
-    check(&["docker", "podman", "nerdctl"], checks::container),
+    check(&["docker", "podman", "nerdctl"], services::container),
     cases(
         &["docker-compose", "podman-compose"],
         &[
@@ -440,9 +386,9 @@ pub(super) const ROWS: &[Row] = &[
             "destroys cloud infrastructure",
         )],
     ),
-    check(&["aws"], checks::aws),
-    check(&["gsutil"], checks::gsutil),
-    check(&["gcloud", "az"], checks::gcloud),
+    check(&["aws"], services::aws),
+    check(&["gsutil"], services::gsutil),
+    check(&["gcloud", "az"], services::gcloud),
     cases(
         &["s3cmd"],
         &[(
@@ -520,9 +466,9 @@ pub(super) const ROWS: &[Row] = &[
             "cockroach",
             "duckdb",
         ],
-        checks::sql,
+        services::sql,
     ),
-    check(&["redis-cli"], checks::redis),
+    check(&["redis-cli"], services::redis),
     cases(
         &["rails", "rake", "bin/rails", "./bin/rails"],
         &[(
@@ -775,170 +721,3 @@ pub(super) const ROWS: &[Row] = &[
         )],
     ),
 ];
-
-impl When {
-    fn holds(&self, inv: &Invocation) -> bool {
-        let a = &inv.args;
-        match self {
-            Always => true,
-            Sub(subs) => positional(inv.name, a)
-                .first()
-                .is_some_and(|s| subs.contains(s)),
-            Arg(words) => a.iter().any(|x| words.contains(x)),
-            ArgPrefix(prefixes) => a.iter().any(|x| prefixes.iter().any(|p| x.starts_with(p))),
-            ArgSuffix(suffixes) => a.iter().any(|x| suffixes.iter().any(|s| x.ends_with(s))),
-            Pair(x, y) => a.windows(2).any(|w| w[0] == *x && w[1] == *y),
-            Flag(c, l) => (*c != '\0' && short(a, *c)) || (!l.is_empty() && long(a, l)),
-            All(ws) => ws.iter().all(|w| w.holds(inv)),
-            AnyOf(ws) => ws.iter().any(|w| w.holds(inv)),
-            Not(w) => !w.holds(inv),
-        }
-    }
-}
-
-/// The row for a program (`mkfs.ext4` is `mkfs`).
-pub(super) fn row(name: &str) -> Option<&'static Row> {
-    let name = if name.starts_with("mkfs.") {
-        "mkfs"
-    } else {
-        name
-    };
-    ROWS.iter().find(|r| r.programs.contains(&name))
-}
-
-impl Invocation<'_> {
-    /// A specific judgment, when a row knows this command.
-    pub fn judge(&self) -> Option<RiskAssessment> {
-        match &row(self.name)?.judge {
-            Judge::Check(f) => f(self),
-            Judge::Cases(cases) => cases
-                .iter()
-                .find(|(when, _, _)| when.holds(self))
-                .map(|(_, risk, why)| RiskAssessment::new(*risk, *why)),
-        }
-    }
-
-    pub(super) fn place(&self, word: &str) -> Option<Place> {
-        self.env.resolve(word, self.cwd).map(|p| self.env.place(&p))
-    }
-
-    pub(super) fn is_dynamic(&self, word: &str) -> bool {
-        self.args
-            .iter()
-            .zip(&self.dynamic)
-            .any(|(a, d)| *a == word && *d)
-    }
-}
-
-pub(super) fn short(args: &[&str], c: char) -> bool {
-    args.iter()
-        .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(c))
-}
-
-pub(super) fn long(args: &[&str], l: &str) -> bool {
-    args.iter()
-        .any(|a| *a == l || a.strip_prefix(l).is_some_and(|r| r.starts_with('=')))
-}
-
-/// Global options that take a value, per program, so the word after them
-/// is not mistaken for the subcommand (`kubectl -n prod delete`).
-fn valued_globals(name: &str) -> &'static [&'static str] {
-    match name {
-        "kubectl" | "oc" | "helm" => &[
-            "-n",
-            "--namespace",
-            "--context",
-            "--cluster",
-            "--user",
-            "-s",
-            "--server",
-            "--kubeconfig",
-            "--token",
-            "--kube-context",
-        ],
-        "docker" | "podman" | "nerdctl" => &[
-            "-H",
-            "--host",
-            "--context",
-            "-c",
-            "--config",
-            "-l",
-            "--log-level",
-            "-f",
-            "--file",
-            "-p",
-            "--project-name",
-        ],
-        "docker-compose" => &["-f", "--file", "-p", "--project-name", "--env-file"],
-        "aws" => &[
-            "--profile",
-            "--region",
-            "--output",
-            "--endpoint-url",
-            "--query",
-            "--cli-input-json",
-        ],
-        "gcloud" | "gsutil" => &["--project", "--account", "--configuration", "-o"],
-        "npm" | "pnpm" | "yarn" | "bun" => &[
-            "--prefix",
-            "-w",
-            "--workspace",
-            "--registry",
-            "--filter",
-            "-C",
-            "--dir",
-            "--cwd",
-        ],
-        "cargo" => &["-Z", "--config", "-C", "--manifest-path"],
-        "terraform" | "tofu" | "terragrunt" => &["-chdir"],
-        "git" => &[
-            "-C",
-            "-c",
-            "--git-dir",
-            "--work-tree",
-            "--namespace",
-            "--exec-path",
-            "--config-env",
-        ],
-        _ => &[],
-    }
-}
-
-/// Positional words of `name args`, skipping options and their values.
-pub(super) fn positional<'a>(name: &str, args: &[&'a str]) -> Vec<&'a str> {
-    let valued = valued_globals(name);
-    let mut out = Vec::new();
-    let mut skip = false;
-    let mut after_dashes = false;
-    for a in args {
-        if std::mem::take(&mut skip) {
-            continue;
-        }
-        if !after_dashes && *a == "--" {
-            after_dashes = true;
-        } else if after_dashes || !a.starts_with('-') || *a == "-" {
-            // `cargo +nightly publish`: a toolchain, not the subcommand.
-            if !(name == "cargo" && a.starts_with('+')) {
-                out.push(*a);
-            }
-        } else if valued.contains(a) {
-            skip = true;
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn no_program_appears_in_two_rows() {
-        let mut seen = std::collections::HashSet::new();
-        for r in ROWS {
-            for p in r.programs {
-                assert!(seen.insert(*p), "`{p}` has two rows");
-            }
-        }
-    }
-}

@@ -1,0 +1,313 @@
+//! Words: quote removal, expansions, and what bash evaluates inside them
+//! (arithmetic, subscripts, `[[ ]]` comparisons).
+
+use tree_sitter::Node;
+
+use super::{
+    ARITHMETIC_TESTS, Command, Evaluation, IFS, Walker, Word, is_word_kind, named_children,
+};
+use crate::shell::words::{ansi_c, escape_all, unescape, unescape_double};
+
+impl Walker<'_> {
+    /// A word after quote removal; substitutions inside are walked as commands.
+    pub(super) fn word(&mut self, node: Node<'_>) -> Word {
+        match node.kind() {
+            "word" => {
+                let raw = self.text(node);
+                Word {
+                    text: unescape(&raw),
+                    dynamic: false,
+                    pattern: raw,
+                }
+            }
+            "number" => Word::literal(&self.text(node)),
+            "command_name" => match node.named_child(0) {
+                Some(inner) => self.word(inner),
+                None => Word::literal(&self.text(node)),
+            },
+            "raw_string" => {
+                let t = self.text(node);
+                let inner = t
+                    .strip_prefix('\'')
+                    .and_then(|s| s.strip_suffix('\''))
+                    .unwrap_or(&t);
+                Word::literal(inner)
+            }
+            "ansi_c_string" => {
+                let t = self.text(node);
+                let inner = t
+                    .strip_prefix("$'")
+                    .and_then(|s| s.strip_suffix('\''))
+                    .unwrap_or(&t);
+                Word::literal(&ansi_c(inner))
+            }
+            "string" | "translated_string" => {
+                let mut out = Word::default();
+                let mut cursor = node.walk();
+                let children: Vec<Node> = node.children(&mut cursor).collect();
+                for c in children {
+                    let part = match c.kind() {
+                        "string_content" => Word::literal(&unescape_double(&self.text(c))),
+                        "\"" | "$\"" => continue,
+                        _ if !c.is_named() => Word::literal(&self.text(c)),
+                        _ => self.word(c),
+                    };
+                    out.text.push_str(&part.text);
+                    out.dynamic |= part.dynamic;
+                }
+                // Nothing inside double quotes is a glob or a brace.
+                out.pattern = escape_all(&out.text);
+                out
+            }
+            "concatenation" => {
+                let mut out = Word::default();
+                let mut cursor = node.walk();
+                let children: Vec<Node> = node.children(&mut cursor).collect();
+                for c in children {
+                    let part = if c.is_named() {
+                        self.word(c)
+                    } else {
+                        let raw = self.text(c);
+                        Word {
+                            text: raw.clone(),
+                            dynamic: false,
+                            pattern: raw,
+                        }
+                    };
+                    out.text.push_str(&part.text);
+                    out.pattern.push_str(&part.pattern);
+                    out.dynamic |= part.dynamic;
+                }
+                out
+            }
+            "simple_expansion" | "expansion" => self.expansion(node),
+            "command_substitution" | "process_substitution" => {
+                let children = named_children(node);
+                // `$(<file)` reads the file.
+                if !children.is_empty() && children.iter().all(|c| c.kind() == "file_redirect") {
+                    let redirects = children
+                        .into_iter()
+                        .flat_map(|c| self.redirect(c))
+                        .collect();
+                    self.push(Command {
+                        redirects,
+                        substituted: true,
+                        ..Command::default()
+                    });
+                } else {
+                    for c in children {
+                        self.statement(c, true);
+                    }
+                }
+                self.dynamic_word(node)
+            }
+            "arithmetic_expansion" => {
+                let mut vars = Vec::new();
+                for c in named_children(node) {
+                    self.arithmetic(c, &mut vars);
+                }
+                self.script.evaluations.push(Evaluation::Arithmetic(vars));
+                self.dynamic_word(node)
+            }
+            "array" => {
+                let parts: Vec<Word> = named_children(node)
+                    .into_iter()
+                    .map(|c| self.word(c))
+                    .collect();
+                let text = parts
+                    .iter()
+                    .map(|p| p.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                Word {
+                    dynamic: parts.iter().any(|p| p.dynamic),
+                    ..Word::literal(&text)
+                }
+            }
+            _ => {
+                let text = self.text(node);
+                // Walk anything nested (e.g. substitutions in odd places).
+                for c in named_children(node) {
+                    if is_word_kind(c.kind()) {
+                        self.word(c);
+                    } else {
+                        self.statement(c, true);
+                    }
+                }
+                Word {
+                    dynamic: text.contains('$') || text.contains('`'),
+                    ..Word::literal(&text)
+                }
+            }
+        }
+    }
+
+    pub(super) fn dynamic_word(&self, node: Node<'_>) -> Word {
+        let text = self.text(node);
+        Word {
+            text: text.clone(),
+            dynamic: true,
+            pattern: escape_all(&text),
+        }
+    }
+
+    /// `$x`, `${x}`, `${x:-$(cmd)}`, `${!x}`, `${x@P}`, `${a[i]}`.
+    pub(super) fn expansion(&mut self, node: Node<'_>) -> Word {
+        let raw = self.text(node);
+        let mut name = String::new();
+        for c in named_children(node) {
+            match c.kind() {
+                "variable_name" | "special_variable_name" if name.is_empty() => {
+                    name = self.text(c);
+                }
+                "subscript" => {
+                    if name.is_empty() {
+                        name = c
+                            .child_by_field_name("name")
+                            .map(|n| self.text(n))
+                            .unwrap_or_default();
+                    }
+                    if let Some(i) = c.child_by_field_name("index") {
+                        self.subscript(i);
+                    }
+                }
+                kind if is_word_kind(kind) => {
+                    self.word(c);
+                }
+                _ => {
+                    self.statement(c, true);
+                }
+            }
+        }
+        if raw.starts_with("${!") {
+            let listing = raw.ends_with("[@]}")
+                || raw.ends_with("[*]}")
+                || raw.ends_with("*}")
+                || raw.ends_with("@}");
+            if !listing {
+                self.script
+                    .evaluations
+                    .push(Evaluation::Indirect(name.clone()));
+            }
+        }
+        if raw.ends_with("@P}") {
+            self.script
+                .evaluations
+                .push(Evaluation::Prompt(name.clone()));
+        }
+        let known = |text: &str| Word {
+            text: text.to_string(),
+            dynamic: false,
+            pattern: escape_all(text),
+        };
+        match raw
+            .trim_start_matches('$')
+            .trim_start_matches('{')
+            .trim_end_matches('}')
+        {
+            "IFS" => Word {
+                text: IFS.to_string(),
+                dynamic: false,
+                pattern: IFS.to_string(),
+            },
+            // Known to the path rules, which expand them.
+            "HOME" => known("$HOME"),
+            "PWD" => known("."),
+            _ => Word {
+                text: raw.clone(),
+                dynamic: true,
+                pattern: escape_all(&raw),
+            },
+        }
+    }
+
+    /// An array subscript: bash evaluates it as arithmetic.
+    pub(super) fn subscript(&mut self, index: Node<'_>) {
+        if matches!(self.text(index).as_str(), "@" | "*") {
+            return;
+        }
+        let mut vars = Vec::new();
+        self.arithmetic(index, &mut vars);
+        self.script.evaluations.push(Evaluation::Arithmetic(vars));
+    }
+
+    /// The variables an arithmetic expression reads; substitutions inside
+    /// are walked as commands.
+    pub(super) fn arithmetic(&mut self, node: Node<'_>, vars: &mut Vec<String>) {
+        match node.kind() {
+            "number" => {}
+            "variable_name" => vars.push(self.text(node)),
+            "word" => {
+                let t = self.text(node);
+                let ident = t
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+                if ident {
+                    vars.push(t.split(['[', '+', '-']).next().unwrap_or("").to_string());
+                } else if !t.chars().all(|c| c.is_ascii_alphanumeric() || c == '#') {
+                    vars.push(t);
+                }
+            }
+            "simple_expansion" | "expansion" => {
+                let w = self.expansion(node);
+                vars.push(w.text);
+            }
+            "command_substitution" | "process_substitution" | "arithmetic_expansion" => {
+                self.word(node);
+            }
+            "subscript" => {
+                if let Some(n) = node.child_by_field_name("name") {
+                    vars.push(self.text(n));
+                }
+                if let Some(i) = node.child_by_field_name("index") {
+                    self.arithmetic(i, vars);
+                }
+            }
+            "string" | "raw_string" => {
+                let w = self.word(node);
+                self.script.evaluations.push(Evaluation::Code(w.text));
+            }
+            _ => {
+                for c in named_children(node) {
+                    self.arithmetic(c, vars);
+                }
+            }
+        }
+    }
+
+    /// Inside `[[ ]]`: arithmetic comparisons and `-v name[i]` evaluate.
+    pub(super) fn test_expression(&mut self, node: Node<'_>) {
+        let operator = node
+            .child_by_field_name("operator")
+            .map(|o| self.text(o))
+            .unwrap_or_default();
+        match node.kind() {
+            "binary_expression" if ARITHMETIC_TESTS.contains(&operator.as_str()) => {
+                let mut vars = Vec::new();
+                for c in named_children(node) {
+                    if Some(c) != node.child_by_field_name("operator") {
+                        self.arithmetic(c, &mut vars);
+                    }
+                }
+                self.script.evaluations.push(Evaluation::Arithmetic(vars));
+            }
+            "unary_expression" if operator == "-v" || operator == "-R" => {
+                for c in named_children(node) {
+                    if Some(c) != node.child_by_field_name("operator") {
+                        let w = self.word(c);
+                        self.script.evaluations.push(Evaluation::Code(w.text));
+                    }
+                }
+            }
+            kind if is_word_kind(kind) => {
+                self.word(node);
+            }
+            _ => {
+                for c in named_children(node) {
+                    self.test_expression(c);
+                }
+            }
+        }
+    }
+}

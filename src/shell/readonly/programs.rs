@@ -1,0 +1,446 @@
+//! Programs with a few options, subcommands or operands that would make
+//! them write, run or connect: each function says which keep them inert.
+
+use super::{Spec, operands, spec};
+
+pub(super) fn bat(args: &[&str]) -> bool {
+    const BAT: Spec = spec(
+        "npAPu",
+        "lrHm",
+        &[
+            "plain",
+            "number",
+            "show-all",
+            "unbuffered",
+            "list-languages",
+            "list-themes",
+            "diff",
+        ],
+        &[
+            "language",
+            "line-range",
+            "highlight-line",
+            "style",
+            "color",
+            "theme",
+            "decorations",
+            "wrap",
+            "tabs",
+            "italic-text",
+            "file-name",
+            "map-syntax",
+        ],
+    );
+    let paging_ok = args.iter().all(|a| match a.strip_prefix("--paging") {
+        Some(rest) => rest == "=never",
+        None => true,
+    });
+    let rest: Vec<&str> = args
+        .iter()
+        .copied()
+        .filter(|a| *a != "--paging=never")
+        .collect();
+    paging_ok && operands(&BAT, &rest).is_some()
+}
+
+/// GNU diff follows symlinks when it recurses, unless told not to.
+pub(super) fn diff(args: &[&str]) -> bool {
+    const DIFF: Spec = spec(
+        "abBcdeEfHiNnpqrsStTuvwyZ",
+        "CDFILSUWxX",
+        &[
+            "brief",
+            "report-identical-files",
+            "context",
+            "unified",
+            "ed",
+            "normal",
+            "rcs",
+            "side-by-side",
+            "left-column",
+            "suppress-common-lines",
+            "show-c-function",
+            "expand-tabs",
+            "initial-tab",
+            "suppress-blank-empty",
+            "new-file",
+            "unidirectional-new-file",
+            "ignore-case",
+            "ignore-file-name-case",
+            "no-ignore-file-name-case",
+            "ignore-tab-expansion",
+            "ignore-trailing-space",
+            "ignore-space-change",
+            "ignore-all-space",
+            "ignore-blank-lines",
+            "text",
+            "strip-trailing-cr",
+            "minimal",
+            "speed-large-files",
+            "color",
+            "no-dereference",
+            "recursive",
+            "version",
+            "help",
+        ],
+        &[
+            "context",
+            "unified",
+            "show-function-line",
+            "label",
+            "tabsize",
+            "ignore-matching-lines",
+            "horizon-lines",
+            "color",
+            "palette",
+            "exclude",
+            "exclude-from",
+            "starting-file",
+            "from-file",
+            "to-file",
+            "width",
+            "line-format",
+            "old-line-format",
+            "new-line-format",
+            "unchanged-line-format",
+            "old-group-format",
+            "new-group-format",
+            "unchanged-group-format",
+            "changed-group-format",
+        ],
+    );
+    let recursive = args.iter().any(|a| {
+        *a == "--recursive" || (a.starts_with('-') && !a.starts_with("--") && a.contains('r'))
+    });
+    operands(&DIFF, args).is_some() && (!recursive || args.contains(&"--no-dereference"))
+}
+
+/// A second operand is an output file.
+pub(super) fn uniq(args: &[&str]) -> bool {
+    const UNIQ: Spec = spec(
+        "cdDiuz",
+        "fsw",
+        &[
+            "count",
+            "repeated",
+            "all-repeated",
+            "ignore-case",
+            "unique",
+            "zero-terminated",
+            "group",
+        ],
+        &[
+            "skip-fields",
+            "skip-chars",
+            "check-chars",
+            "all-repeated",
+            "group",
+        ],
+    );
+    operands(&UNIQ, args).is_some_and(|o| o.len() <= 1)
+}
+
+/// A second operand is an output file; `-r` turns a dump back into bytes.
+pub(super) fn xxd(args: &[&str]) -> bool {
+    const XXD: Spec = spec("bCeEipsuda", "clgosnR", &[], &[]);
+    operands(&XXD, args).is_some_and(|o| o.len() <= 1)
+}
+
+pub(super) fn base64(args: &[&str]) -> bool {
+    const B64: Spec = spec(
+        "diw",
+        "",
+        &[
+            "decode",
+            "ignore-garbage",
+            "base64",
+            "base64url",
+            "base32",
+            "base32hex",
+            "base16",
+            "base2msbf",
+            "base2lsbf",
+            "z85",
+        ],
+        &["wrap"],
+    );
+    operands(&B64, args).is_some_and(|o| o.len() <= 1)
+}
+
+/// BSD-style `e` shows other processes' environments (their secrets).
+pub(super) fn ps(args: &[&str]) -> bool {
+    args.iter().all(|a| {
+        if a.starts_with('-') {
+            !matches!(*a, "-E") && !a.starts_with("--env")
+        } else {
+            !a.contains('e') || a.chars().any(|c| !c.is_ascii_alphabetic())
+        }
+    })
+}
+
+/// Only formats: `-s`/`--set` or an operand not starting with `+` sets
+/// the clock.
+pub(super) fn date(args: &[&str]) -> bool {
+    const DATE: Spec = spec(
+        "uRI",
+        "dfr",
+        &[
+            "utc",
+            "universal",
+            "rfc-email",
+            "debug",
+            "iso-8601",
+            "rfc-2822",
+        ],
+        &[
+            "date",
+            "file",
+            "reference",
+            "rfc-3339",
+            "iso-8601",
+            "resolution",
+        ],
+    );
+    operands(&DATE, args).is_some_and(|o| o.iter().all(|a| a.starts_with('+')))
+}
+
+/// Printing the environment, not running a command with it.
+pub(super) fn env(args: &[&str]) -> bool {
+    const ENV: Spec = spec(
+        "0iv",
+        "u",
+        &["null", "ignore-environment", "debug"],
+        &["unset"],
+    );
+    operands(&ENV, args).is_some_and(|o| o.is_empty())
+}
+
+/// `hostname NAME`, `-F file` and `-b` set the name.
+pub(super) fn hostname(args: &[&str]) -> bool {
+    const HOSTNAME: Spec = spec(
+        "adfiIsAy",
+        "",
+        &[
+            "alias",
+            "domain",
+            "fqdn",
+            "long",
+            "ip-address",
+            "all-ip-addresses",
+            "short",
+            "all-fqdns",
+        ],
+        &[],
+    );
+    operands(&HOSTNAME, args).is_some_and(|o| o.is_empty())
+}
+
+/// `history -c` clears it, `-w`/`-a` write a file, `-d`/`-s` change it.
+pub(super) fn history(args: &[&str]) -> bool {
+    args.iter().all(|a| a.parse::<u32>().is_ok())
+}
+
+/// Page names only: not `-P`/`-H` (run a pager or browser), not a local
+/// file (`-l`, a path) whose troff could be anything.
+pub(super) fn man(args: &[&str]) -> bool {
+    const MAN: Spec = spec("kfwaW", "", &["apropos", "whatis", "where", "all"], &[]);
+    operands(&MAN, args).is_some_and(|o| o.iter().all(|a| !a.contains('/')))
+}
+
+/// Not `-o`/`--output` or `--dribble` (write files), not a file (`-f`).
+pub(super) fn info(args: &[&str]) -> bool {
+    const INFO: Spec = spec(
+        "aw",
+        "k",
+        &["all", "where", "location"],
+        &["apropos", "index-search"],
+    );
+    operands(&INFO, args).is_some_and(|o| o.iter().all(|a| !a.contains('/')))
+}
+
+/// `command -v x` looks a program up; anything else runs it (the
+/// analysis unwraps that form).
+pub(super) fn command(args: &[&str]) -> bool {
+    matches!(args.first(), Some(&("-v" | "-V")))
+}
+
+/// `test -v 'a[$(cmd)]'` evaluates the subscript.
+pub(super) fn test(args: &[&str]) -> bool {
+    !args.iter().any(|a| matches!(*a, "-v" | "-R"))
+}
+
+/// `printf -v 'a[$(cmd)]'` evaluates the subscript (and assigns).
+pub(super) fn printf(args: &[&str]) -> bool {
+    !args.first().is_some_and(|a| a.starts_with("-v"))
+}
+
+/// Options that only make the script stricter or louder; not `-a`
+/// (exports every later assignment) or `-k` (assignments anywhere).
+pub(super) fn set(args: &[&str]) -> bool {
+    const OPTIONS: &[&str] = &[
+        "pipefail",
+        "errexit",
+        "nounset",
+        "xtrace",
+        "verbose",
+        "errtrace",
+        "noclobber",
+        "posix",
+    ];
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if *a == "--" {
+            return true;
+        }
+        let Some(flags) = a.strip_prefix('-').or_else(|| a.strip_prefix('+')) else {
+            return false;
+        };
+        // `-euo pipefail`: the `o` takes the next word.
+        let (letters, named) = match flags.strip_suffix('o') {
+            Some(rest) => (rest, true),
+            None => (flags, false),
+        };
+        if flags.is_empty() || !letters.chars().all(|c| "euxvEC".contains(c)) {
+            return false;
+        }
+        if named && !it.next().is_some_and(|o| OPTIONS.contains(o)) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Plain variable names only: a subscript (`a[$(cmd)]`) is evaluated.
+pub(super) fn read(args: &[&str]) -> bool {
+    const READ: Spec = spec("rsea", "dnNptui", &[], &[]);
+    let identifier =
+        |a: &str| !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    operands(&READ, args).is_some_and(|o| o.iter().all(|a| identifier(a)))
+}
+
+pub(super) fn umask(args: &[&str]) -> bool {
+    args.iter().all(|a| matches!(*a, "-S" | "-p"))
+}
+
+/// Not `-i`/`--inplace`, `--from-file`, or `load`/`env` in the expression.
+pub(super) fn yq(args: &[&str]) -> bool {
+    const YQ: Spec = spec(
+        "rCMPeNj",
+        "opI",
+        &["no-colors", "colors", "exit-status", "null-input"],
+        &["output-format", "input-format", "indent"],
+    );
+    let Some(ops) = operands(&YQ, args) else {
+        return false;
+    };
+    let ops: Vec<&str> = ops
+        .into_iter()
+        .skip_while(|o| matches!(*o, "eval" | "e" | "eval-all" | "ea"))
+        .collect();
+    ops.first()
+        .is_none_or(|expr| !expr.contains("load") && !expr.contains("env"))
+}
+
+/// Listing only: no extraction or creation, no program (`-I`,
+/// `--use-compress-program`, `--to-command`, `--checkpoint-action`,
+/// `--info-script`), no remote archive (`host:file`).
+pub(super) fn tar(args: &[&str]) -> bool {
+    const TAR: Spec = spec(
+        "tvzjJZaOw",
+        "fCX",
+        &[
+            "list",
+            "verbose",
+            "gzip",
+            "bzip2",
+            "xz",
+            "zstd",
+            "lzma",
+            "auto-compress",
+            "to-stdout",
+            "wildcards",
+            "no-wildcards",
+            "numeric-owner",
+            "full-time",
+        ],
+        &[
+            "file",
+            "exclude",
+            "directory",
+            "exclude-from",
+            "blocking-factor",
+        ],
+    );
+    let (first, rest) = match args.split_first() {
+        // `tar tvf x.tar`: the first word's letters are options.
+        Some((f, r)) if !f.starts_with('-') => (format!("-{f}"), r),
+        Some((f, r)) => (f.to_string(), r),
+        None => return false,
+    };
+    let mut all: Vec<&str> = vec![first.as_str()];
+    all.extend(rest);
+    let listing = all
+        .iter()
+        .any(|a| *a == "--list" || (a.starts_with('-') && !a.starts_with("--") && a.contains('t')));
+    let remote = all.iter().any(|a| a.contains(':') && !a.starts_with('-'));
+    listing && !remote && operands(&TAR, &all).is_some()
+}
+
+/// Listing, testing or printing to standard output only.
+pub(super) fn unzip(args: &[&str]) -> bool {
+    const UNZIP: Spec = spec("lvZtpqcz", "x", &[], &[]);
+    let shows = args
+        .iter()
+        .any(|a| a.starts_with('-') && a.contains(['l', 'v', 'Z', 't', 'p', 'c', 'z']));
+    shows && operands(&UNZIP, args).is_some()
+}
+
+pub(super) fn pip(args: &[&str]) -> bool {
+    matches!(
+        args.first(),
+        Some(&("list" | "show" | "freeze" | "--version" | "-V"))
+    ) && !args
+        .iter()
+        .any(|a| a.starts_with("--python") || *a == "--require-virtualenv")
+}
+
+/// Local queries only (`view`, `outdated` reach the registry).
+pub(super) fn npm(args: &[&str]) -> bool {
+    matches!(
+        args.first(),
+        Some(&("ls" | "list" | "why" | "explain" | "--version" | "-v"))
+    ) && !args
+        .iter()
+        .any(|a| a.starts_with("--registry") || a.starts_with("--userconfig"))
+}
+
+pub(super) fn docker(args: &[&str]) -> bool {
+    matches!(
+        args.first(),
+        Some(&("ps" | "images" | "version" | "info" | "inspect" | "logs"))
+    )
+}
+
+/// Not other credentials (`--kubeconfig`, `--token`, `--server`), not
+/// secrets (`get secret`).
+pub(super) fn kubectl(args: &[&str]) -> bool {
+    let reads = matches!(
+        args.first(),
+        Some(&("get" | "describe" | "logs" | "version" | "explain" | "top"))
+    );
+    let other_cluster = args.iter().any(|a| {
+        ["--kubeconfig", "--token", "--server", "-s", "--as", "--raw"]
+            .iter()
+            .any(|o| a == o || a.starts_with(&format!("{o}=")))
+    });
+    let secrets = args.iter().any(|a| a.starts_with("secret"));
+    reads && !other_cluster && !secrets
+}
+
+/// `--version` and nothing else: any other use runs the project's code.
+pub(super) fn version_only(args: &[&str]) -> bool {
+    matches!(
+        args,
+        ["--version"] | ["-V"] | ["-v"] | ["version"] | ["-version"]
+    )
+}
