@@ -95,7 +95,9 @@ pub enum PermissionsAction {
         json: bool,
         /// Tool name, e.g. `bash` or `edit`.
         tool: String,
-        /// The call's arguments as JSON, e.g. '{"command": "git push"}'.
+        /// The call's arguments as JSON, e.g. '{"command": "git push"}';
+        /// `-` reads them from standard input (for calls too large for
+        /// the command line).
         args: String,
     },
     /// The effective rules and banned commands, and where each came from.

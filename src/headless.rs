@@ -143,14 +143,14 @@ impl Approver for HeadlessApprover {
             "High-risk calls always need a person: they can run the task interactively, or with --yolo.".to_string()
         } else {
             let rules: Vec<String> = r.rules.iter().map(|x| format!("`{x}`")).collect();
-            format!(
-                "To allow such calls, the person can add {} to [permissions] allow in .agent/config.toml, or run with --yolo.",
-                if rules.is_empty() {
-                    "an allow rule".to_string()
-                } else {
+            if rules.is_empty() {
+                "No allow rule can name this call; the person can run the task interactively, or with --yolo.".to_string()
+            } else {
+                format!(
+                    "To allow such calls, the person can add {} to [permissions] allow in .agent/config.toml, or run with --yolo.",
                     rules.join(", ")
-                }
-            )
+                )
+            }
         };
         let explanation = format!(
             "This `{}` call needs the person's approval ({} risk: {}), and this run cannot ask: it is headless (-p) without --yolo. \

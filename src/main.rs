@@ -65,7 +65,18 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
     if let Some(Command::Permissions { action }) = &cli.command {
         return match action {
             PermissionsAction::Check { json, tool, args } => {
-                let out = headless::permissions_check(&config, tool, args, *json)
+                let args = if args == "-" {
+                    let mut text = String::new();
+                    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map_err(
+                        |e| {
+                            anyhow::anyhow!("could not read the arguments from standard input: {e}")
+                        },
+                    )?;
+                    text
+                } else {
+                    args.clone()
+                };
+                let out = headless::permissions_check(&config, tool, &args, *json)
                     .map_err(anyhow::Error::msg)?;
                 print_out(&format!("{}\n", out.trim_end()));
                 Ok(0)

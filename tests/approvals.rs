@@ -252,3 +252,43 @@ fn read_only_bash_and_reads_inside_run_without_questions() {
     );
     assert_eq!(f.asked()[0].risk.level, Risk::Medium);
 }
+
+#[test]
+fn scopes_name_what_they_cover_and_always_saves_exactly_that() {
+    let f = Fixture::new(vec![
+        Answer::AllowSession,
+        Answer::AllowOnce,
+        Answer::AllowOnce,
+        Answer::AllowAlways,
+    ]);
+    // A redirection is remembered as the prefix writing that file.
+    f.call("bash", json!({"command": "echo one >> log.txt"}));
+    let q = &f.asked()[0];
+    assert_eq!(q.scope, "`echo` commands writing log.txt in this session");
+    assert_eq!(q.rules, ["bash(echo:*)", "edit(./log.txt)"]);
+    f.call("bash", json!({"command": "echo two >> log.txt"}));
+    assert_eq!(f.asked().len(), 1, "the second append is covered");
+    assert_eq!(f.read("log.txt"), "one\ntwo\n");
+    f.call("bash", json!({"command": "echo three >> other.txt"}));
+    assert_eq!(f.asked().len(), 2, "another file is asked about");
+    // A program only known at run time: nothing to remember, nothing to save.
+    f.call("bash", json!({"command": "c=true; $c"}));
+    let q = &f.asked()[2];
+    assert_eq!(q.scope, "nothing that can be remembered");
+    assert_eq!(q.choices, vec![Choice::Once, Choice::Deny]);
+    assert!(q.rules.is_empty());
+    // An assignment that changes the program is part of the scope, and
+    // "always" saves the rule that says so.
+    f.call("bash", json!({"command": "PATH=./bin:$PATH true"}));
+    let q = &f.asked()[3];
+    assert_eq!(q.scope, "`PATH=./bin:$PATH true` commands in this session");
+    let saved = f.read(".agent/config.toml");
+    assert!(saved.contains("bash(PATH=./bin:$PATH true:*)"), "{saved}");
+    f.call("bash", json!({"command": "true"}));
+    f.call("bash", json!({"command": "PATH=./bin:$PATH true"}));
+    assert_eq!(
+        f.asked().len(),
+        4,
+        "the saved rule covers the same call again"
+    );
+}

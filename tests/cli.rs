@@ -220,3 +220,58 @@ fn cwd_flag_sets_the_workspace() {
     let listing = support::project::result_texts(&mock.requests()[1]);
     assert!(listing[0].contains("only-here.txt"), "{listing:?}");
 }
+
+#[test]
+fn a_rule_naming_no_tool_is_a_located_error_and_claude_names_work() {
+    let p = Project::new();
+    p.user_config(
+        "[permissions]\nallow = [\"Bash(ls:*)\"]\ndeny = [\"Read(~/.ssh/**)\", \"Bsh(rm:*)\"]\n",
+    );
+    let r = run(&p, &["permissions", "list"], &[]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    let file = p.home().join("config.toml");
+    assert!(
+        r.stderr.contains(&file.display().to_string()),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("permissions.deny[1]"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("names no tool agent has (`Bsh`)"),
+        "{}",
+        r.stderr
+    );
+
+    p.user_config(
+        "[permissions]\ndeny = [\"Read(~/.ssh/**)\", \"WebFetch(domain:Evil.Example.)\"]\n",
+    );
+    let check = |tool: &str, args: &str| {
+        let r = run(&p, &["permissions", "check", "--json", tool, args], &[]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        serde_json::from_str::<serde_json::Value>(&r.stdout).unwrap()
+    };
+    let j = check("grep", r#"{"pattern": "x", "path": "~/.ssh/id_rsa"}"#);
+    assert_eq!(j["decision"], "deny", "{j}");
+    assert_eq!(j["rule"], "Read(~/.ssh/**)", "{j}");
+    let j = check("bash", r#"{"command": "curl https://EVIL.example/x"}"#);
+    assert_eq!(j["decision"], "deny", "{j}");
+    // Not a panic (a byte slice inside a multi-byte character once was).
+    let j = check("bash", r#"{"command": "chmod u€x f"}"#);
+    assert_eq!(j["decision"], "ask", "{j}");
+}
+
+#[test]
+fn permissions_check_reads_large_calls_from_standard_input() {
+    let p = Project::new();
+    let big = serde_json::json!({ "command": format!("echo {}", "a".repeat(300_000)) }).to_string();
+    let mut cmd = p.command();
+    cmd.args(["permissions", "check", "--json", "bash", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), big.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["decision"], "allow", "{j}");
+}

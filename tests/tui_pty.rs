@@ -204,3 +204,59 @@ fn an_mcp_tool_is_asked_about_then_allowed() {
     let results = sent_results(&mock.requests()[2]);
     assert_eq!(results[0].content, "noted");
 }
+
+/// Issue 11: `a` on a redirection into a project file remembers that file
+/// (and the command's prefix), so the next append runs without a dialog;
+/// another file is asked about again.
+#[test]
+fn a_session_grant_on_an_append_covers_the_next_append_to_that_file() {
+    let p = Project::new();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools(vec![call(
+            "e1",
+            "bash",
+            json!({"command": "echo one >> log.txt"}),
+        )])),
+        Step::Reply(Reply::tools(vec![call(
+            "e2",
+            "bash",
+            json!({"command": "echo two >> log.txt"}),
+        )])),
+        Step::Reply(Reply::tools(vec![call(
+            "e3",
+            "bash",
+            json!({"command": "echo three >> other.txt"}),
+        )])),
+        Step::Reply(Reply::text("Logged.")),
+    ]);
+    let mut tui = Tui::start(&p, &mock.openai_base());
+    tui.wait_for("Enter sends");
+    tui.prompt("log twice");
+    tui.wait_for("Allow bash?");
+    assert!(
+        tui.text()
+            .contains("for this session: `echo` commands writing log.txt in this session"),
+        "{}",
+        tui.text()
+    );
+    std::thread::sleep(Duration::from_millis(700));
+    tui.send("a");
+    tui.wait_for("run `echo three >> other.txt`");
+    assert_eq!(
+        std::fs::read_to_string(p.root().join("log.txt")).unwrap(),
+        "one\ntwo\n",
+        "the second append ran without a dialog"
+    );
+    std::thread::sleep(Duration::from_millis(700));
+    tui.send("n");
+    std::thread::sleep(Duration::from_millis(100));
+    tui.send("\r");
+    tui.wait_for("Logged.");
+    assert!(!p.root().join("other.txt").exists());
+    let reqs = mock.requests();
+    assert_eq!(sent_results(&reqs[2])[0].call_id, "e2");
+    assert_eq!(
+        sent_results(&reqs[2])[0].content,
+        "(no output)\n[exit code 0]"
+    );
+}

@@ -139,13 +139,25 @@ pub struct Rule {
 }
 
 /// A host as rules compare it: lower case, IDNA in ASCII, no trailing dot.
+/// Every spelling of an IPv4 address (`2130706433`, `0x7f.1`) becomes its
+/// dotted form, and an IPv4-mapped IPv6 address (`[::ffff:127.0.0.1]`)
+/// the IPv4 address it carries.
 pub fn normalize_host(host: &str) -> String {
     let trimmed = host.trim().trim_end_matches('.');
     let ascii = reqwest::Url::parse(&format!("http://{trimmed}/"))
         .ok()
         .and_then(|u| u.host_str().map(str::to_string))
         .unwrap_or_else(|| trimmed.to_lowercase());
-    ascii.trim_end_matches('.').to_string()
+    let ascii = ascii.trim_end_matches('.');
+    match ascii
+        .trim_matches(['[', ']'])
+        .parse::<std::net::Ipv6Addr>()
+        .ok()
+        .and_then(|ip| ip.to_ipv4_mapped())
+    {
+        Some(v4) => v4.to_string(),
+        None => ascii.to_string(),
+    }
 }
 
 impl Rule {

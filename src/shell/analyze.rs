@@ -28,6 +28,11 @@ const MAX_DEPTH: u8 = 6;
 const BUDGET: usize = 20_000;
 /// Text longer than this is not cut into pieces when it does not parse.
 const MAX_PIECEWISE: usize = 64 * 1024;
+/// Bytes of shell text parsed in all (the command, nested code, scripts
+/// of the project it runs) before the rest is judged unknown.
+const MAX_TEXT: usize = 8 << 20;
+/// Directory entries listed to expand globs, in all.
+const MAX_LISTED: usize = 50_000;
 
 /// How a part uses a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,6 +121,8 @@ pub fn analyze(command: &str, env: &PathEnv, banned: &[Ban]) -> Analysis {
             unknown: None,
         },
         budget: BUDGET,
+        text_left: MAX_TEXT,
+        listed_left: MAX_LISTED,
         cur_paths: Vec::new(),
         cur_unknown: Vec::new(),
         cur_hosts: Vec::new(),
@@ -139,6 +146,9 @@ pub struct Analyzer<'a> {
     banned: &'a [Ban],
     pub(super) out: Analysis,
     budget: usize,
+    text_left: usize,
+    /// Directory entries globs may still list.
+    pub(super) listed_left: usize,
     /// Paths the part being judged names: (path, role, whole tree).
     pub(super) cur_paths: Vec<(PathBuf, Role, bool)>,
     /// Roles of paths it uses that cannot be known.
@@ -234,6 +244,12 @@ impl Analyzer<'_> {
         if !self.spend() {
             return;
         }
+        if text.len() > self.text_left {
+            self.text_left = 0;
+            self.unknown("more text than can be judged in time", text);
+            return;
+        }
+        self.text_left -= text.len();
         let script = parse(text);
         if script.errors {
             self.unknown("text that could not be fully parsed", text);

@@ -21,6 +21,8 @@
 
 pub mod analyze;
 mod danger;
+#[cfg(test)]
+mod fuzz;
 mod inline;
 mod nested;
 mod operands;

@@ -437,7 +437,7 @@ impl Analyzer<'_> {
     /// The files a glob pattern matches now, resolved through symlinks
     /// (`cat *` reads what links point to). `None` when that cannot be
     /// known: an unknown directory, too many entries.
-    fn glob(&self, pattern: &str, cwd: Option<&Path>) -> Option<Vec<PathBuf>> {
+    fn glob(&mut self, pattern: &str, cwd: Option<&Path>) -> Option<Vec<PathBuf>> {
         let (literal, rest) = glob_split(pattern);
         let base = if literal.is_empty() {
             cwd?.to_path_buf()
@@ -460,9 +460,10 @@ impl Analyzer<'_> {
                 };
                 for e in entries.flatten() {
                     listed += 1;
-                    if listed > MAX_GLOB_ENTRIES {
+                    if listed > MAX_GLOB_ENTRIES || self.listed_left == 0 {
                         return None;
                     }
+                    self.listed_left -= 1;
                     let name = e.file_name();
                     let name_str = name.to_string_lossy();
                     if (hidden_ok || !name_str.starts_with('.')) && matcher.is_match(&*name_str) {

@@ -13,6 +13,9 @@ use std::path::{Component, Path, PathBuf};
 pub struct PathEnv {
     pub workspace: PathBuf,
     pub home: Option<PathBuf>,
+    /// Paths already resolved in this analysis (a long compound names
+    /// the same paths again and again).
+    resolved: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<PathBuf>>>,
 }
 
 /// Credentials and keys: reading them is high risk.
@@ -253,6 +256,14 @@ const PERSISTENCE_ABSOLUTE: &[(&str, Persistence)] = &[
 const MAX_LINKS: usize = 40;
 
 impl PathEnv {
+    pub fn new(workspace: PathBuf, home: Option<PathBuf>) -> PathEnv {
+        PathEnv {
+            workspace,
+            home,
+            resolved: Default::default(),
+        }
+    }
+
     /// The absolute path a word names, relative to `cwd`, as the kernel
     /// would open it. `None` when it cannot be known here: a relative path
     /// in an unknown directory, `~-` (the previous directory), a symlink
@@ -286,7 +297,16 @@ impl PathEnv {
         } else {
             cwd?.join(word)
         };
-        physical(&expanded)
+        const MAX_CACHED: usize = 10_000;
+        if let Some(known) = self.resolved.borrow().get(&expanded) {
+            return known.clone();
+        }
+        let real = physical(&expanded);
+        let mut cache = self.resolved.borrow_mut();
+        if cache.len() < MAX_CACHED {
+            cache.insert(expanded, real.clone());
+        }
+        real
     }
 
     pub fn place(&self, path: &Path) -> Place {
@@ -459,10 +479,10 @@ mod tests {
     use super::*;
 
     fn env() -> PathEnv {
-        PathEnv {
-            workspace: PathBuf::from("/home/u/proj"),
-            home: Some(PathBuf::from("/home/u")),
-        }
+        PathEnv::new(
+            PathBuf::from("/home/u/proj"),
+            Some(PathBuf::from("/home/u")),
+        )
     }
 
     #[test]
@@ -495,10 +515,7 @@ mod tests {
         std::fs::create_dir(out_p.join("keys")).unwrap();
         std::os::unix::fs::symlink(out_p.join("keys"), ws_p.join("link")).unwrap();
         std::os::unix::fs::symlink("loop", ws_p.join("loop")).unwrap();
-        let e = PathEnv {
-            workspace: ws_p.clone(),
-            home: None,
-        };
+        let e = PathEnv::new(ws_p.clone(), None);
         let cwd = Some(ws_p.as_path());
         assert_eq!(e.resolve("link/id", cwd).unwrap(), out_p.join("keys/id"));
         // `..` after a link is the target's parent, not the workspace.

@@ -8,10 +8,10 @@ use super::{PathEnv, analyze};
 use crate::permission::Risk;
 
 fn env() -> PathEnv {
-    PathEnv {
-        workspace: PathBuf::from("/home/u/proj"),
-        home: Some(PathBuf::from("/home/u")),
-    }
+    PathEnv::new(
+        PathBuf::from("/home/u/proj"),
+        Some(PathBuf::from("/home/u")),
+    )
 }
 
 fn risk(cmd: &str) -> Risk {
@@ -435,10 +435,10 @@ fn bans_see_through_wrappers_and_nesting() {
 /// red-team pass), run through the analysis as the gate would use it.
 #[test]
 fn labelled_corpus() {
-    let env = PathEnv {
-        workspace: PathBuf::from("/tmp/probe-ws"),
-        home: Some(PathBuf::from("/home/u")),
-    };
+    let env = PathEnv::new(
+        PathBuf::from("/tmp/probe-ws"),
+        Some(PathBuf::from("/home/u")),
+    );
     let bans: Vec<Ban> = DEFAULT_BANNED.iter().map(|b| Ban::parse(b)).collect();
     let mut wrong = Vec::new();
     for line in include_str!("testdata/corpus.tsv")
@@ -484,10 +484,10 @@ fn labelled_corpus() {
 /// and run flags of read-only programs, outside reads, risk levels.
 #[test]
 fn attack_corpus() {
-    let env = PathEnv {
-        workspace: PathBuf::from("/tmp/probe-ws"),
-        home: Some(PathBuf::from("/home/u")),
-    };
+    let env = PathEnv::new(
+        PathBuf::from("/tmp/probe-ws"),
+        Some(PathBuf::from("/home/u")),
+    );
     let bans: Vec<Ban> = DEFAULT_BANNED.iter().map(|b| Ban::parse(b)).collect();
     let mut wrong = Vec::new();
     for line in include_str!("testdata/attacks.tsv")

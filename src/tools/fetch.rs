@@ -315,3 +315,52 @@ async fn fetch(args: FetchArgs) -> Result<String, ToolError> {
         Err(ToolError::new(result))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn local(url: &str) -> bool {
+        is_local(&Url::parse(url).unwrap())
+    }
+
+    #[test]
+    fn every_spelling_of_a_local_address_is_local() {
+        for url in [
+            "http://127.0.0.1/",
+            "http://2130706433/",
+            "http://0x7f.1/",
+            "http://127.1/",
+            "http://[::1]/",
+            "http://[::ffff:127.0.0.1]/",
+            "http://[::ffff:10.0.0.1]/",
+            "http://[64:ff9b::7f00:1]/",
+            "http://0.0.0.0/",
+            "http://localhost./",
+            "http://LOCALHOST/",
+            "http://169.254.169.254/latest/meta-data",
+            "http://192.168.1.1/",
+            "http://100.64.0.1/",
+            "http://[fe80::1]/",
+            "http://[fd00::1]/",
+        ] {
+            assert!(local(url), "{url}");
+        }
+        for url in [
+            "http://93.184.216.34/",
+            "https://docs.rs/",
+            "http://[2606:4700::1111]/",
+        ] {
+            assert!(!local(url), "{url}");
+        }
+    }
+
+    #[test]
+    fn hosts_are_normalised_for_rules() {
+        use crate::permission::normalize_host;
+        assert_eq!(normalize_host("Docs.RS."), "docs.rs");
+        assert_eq!(normalize_host("bücher.de"), "xn--bcher-kva.de");
+        assert_eq!(normalize_host("[::ffff:127.0.0.1]"), "127.0.0.1");
+        assert_eq!(normalize_host("2130706433"), "127.0.0.1");
+    }
+}

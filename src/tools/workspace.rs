@@ -13,18 +13,17 @@ pub struct Workspace {
 impl Workspace {
     /// `root` must be canonical (the config layer canonicalises it).
     pub fn new(root: PathBuf) -> Workspace {
+        // Canonical, like the workspace: paths are compared as resolved.
         let home = std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
-            .map(PathBuf::from);
+            .map(PathBuf::from)
+            .map(|h| h.canonicalize().unwrap_or(h));
         Workspace { root, home }
     }
 
     /// What the shell analysis and the risk rules need to place paths.
     pub fn path_env(&self) -> crate::shell::PathEnv {
-        crate::shell::PathEnv {
-            workspace: self.root.clone(),
-            home: self.home.clone(),
-        }
+        crate::shell::PathEnv::new(self.root.clone(), self.home.clone())
     }
 
     pub fn root(&self) -> &Path {

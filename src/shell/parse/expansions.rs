@@ -11,6 +11,14 @@ use crate::shell::words::{ansi_c, escape_all, unescape, unescape_double};
 impl Walker<'_> {
     /// A word after quote removal; substitutions inside are walked as commands.
     pub(super) fn word(&mut self, node: Node<'_>) -> Word {
+        let unread = |w: &Self| Word {
+            dynamic: true,
+            ..Word::literal(&w.text(node))
+        };
+        self.nested(unread, |w| w.word_at(node))
+    }
+
+    fn word_at(&mut self, node: Node<'_>) -> Word {
         match node.kind() {
             "word" => {
                 let raw = self.text(node);
@@ -234,6 +242,10 @@ impl Walker<'_> {
     /// The variables an arithmetic expression reads; substitutions inside
     /// are walked as commands.
     pub(super) fn arithmetic(&mut self, node: Node<'_>, vars: &mut Vec<String>) {
+        self.nested(|_| (), |w| w.arithmetic_at(node, vars))
+    }
+
+    fn arithmetic_at(&mut self, node: Node<'_>, vars: &mut Vec<String>) {
         match node.kind() {
             "number" => {}
             "variable_name" => vars.push(self.text(node)),
@@ -278,6 +290,10 @@ impl Walker<'_> {
 
     /// Inside `[[ ]]`: arithmetic comparisons and `-v name[i]` evaluate.
     pub(super) fn test_expression(&mut self, node: Node<'_>) {
+        self.nested(|_| (), |w| w.test_expression_at(node))
+    }
+
+    fn test_expression_at(&mut self, node: Node<'_>) {
         let operator = node
             .child_by_field_name("operator")
             .map(|o| self.text(o))

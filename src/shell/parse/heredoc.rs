@@ -51,6 +51,10 @@ impl Walker<'_> {
 
     /// A heredoc body's nodes (of a synthetic `:` command).
     pub(super) fn heredoc_body(&mut self, node: Node<'_>) {
+        self.nested(|_| (), |w| w.heredoc_body_at(node))
+    }
+
+    fn heredoc_body_at(&mut self, node: Node<'_>) {
         for c in named_children(node) {
             match c.kind() {
                 "heredoc_content" | "heredoc_start" | "heredoc_end" => {}
@@ -111,6 +115,7 @@ fn parse_heredoc(text: &str) -> Script {
     let mut w = Walker {
         src: text.as_bytes(),
         script,
+        depth: 0,
     };
     pub(super) fn find(w: &mut Walker<'_>, node: Node<'_>) {
         for c in named_children(node) {

@@ -158,6 +158,7 @@ pub fn parse(text: &str) -> Script {
     let mut w = Walker {
         src: text.as_bytes(),
         script,
+        depth: 0,
     };
     w.statement(root, false);
     w.script
@@ -166,7 +167,14 @@ pub fn parse(text: &str) -> Script {
 struct Walker<'s> {
     src: &'s [u8],
     script: Script,
+    /// Nodes being walked, outermost first: the walk stops (and the text
+    /// counts as unparsed) past [`MAX_NESTING`], so no input exhausts the
+    /// stack.
+    depth: usize,
 }
+
+/// Syntax nested deeper than this is not followed.
+const MAX_NESTING: usize = 150;
 
 fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
     let mut cursor = node.walk();
@@ -208,7 +216,48 @@ impl Walker<'_> {
     /// Walks any node, collecting commands. Returns the indexes of the
     /// commands it produced, first to last.
     pub(super) fn statement(&mut self, node: Node<'_>, substituted: bool) -> Vec<usize> {
+        self.nested(|_| Vec::new(), |w| w.statement_at(node, substituted))
+    }
+
+    /// Runs `f` one level deeper, or gives `default` (and marks the text
+    /// as not fully parsed) past the nesting limit.
+    pub(super) fn nested<T>(
+        &mut self,
+        default: impl FnOnce(&Self) -> T,
+        f: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        if self.depth >= MAX_NESTING {
+            self.script.errors = true;
+            return default(self);
+        }
+        self.depth += 1;
+        let out = f(self);
+        self.depth -= 1;
+        out
+    }
+
+    fn statement_at(&mut self, node: Node<'_>, substituted: bool) -> Vec<usize> {
         match node.kind() {
+            // `a && b && c` nests to the left: walked in a loop, so a long
+            // chain costs no stack.
+            "list" => {
+                let mut chain = Vec::new();
+                let mut at = node;
+                while at.kind() == "list" {
+                    let children = named_children(at);
+                    let Some((first, rest)) = children.split_first() else {
+                        break;
+                    };
+                    chain.extend(rest.iter().rev().copied());
+                    at = *first;
+                }
+                chain.push(at);
+                let mut made = Vec::new();
+                for child in chain.into_iter().rev() {
+                    made.extend(self.statement(child, substituted));
+                }
+                made
+            }
             "command" => vec![self.command(node, Vec::new(), substituted)],
             "redirected_statement" => {
                 let body_node = node.child_by_field_name("body");
