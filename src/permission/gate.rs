@@ -2,8 +2,11 @@
 //! call in a fixed order (the order is the design), and asking the person
 //! one question at a time.
 //!
-//! 1. a deny rule → deny (also under --yolo)
-//! 2. a banned command → deny (also under --yolo)
+//! 1. a deny rule → deny (also under --yolo); rules match what the call
+//!    reads, writes, reaches and runs, whatever the tool, and a program
+//!    only known at run time meets every bash deny rule
+//! 2. a banned command, or a program only known at run time while any ban
+//!    exists → deny (also under --yolo)
 //! 3. --yolo → allow
 //! 4. an ask rule, or a PreToolUse hook asking about this very call → ask, no cache
 //! 5. a PreToolUse hook approved this very call → allow

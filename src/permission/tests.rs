@@ -434,3 +434,30 @@ async fn a_child_gate_shares_rules_grants_and_the_yolo_switch() {
         "and so does turning it off"
     );
 }
+
+#[test]
+fn a_sub_agents_gate_obeys_the_same_deny_rules() {
+    let g = gate_with(
+        &[("Read(/w/secret/**)", RuleList::Deny)],
+        true,
+        Arc::new(Vanishing),
+    );
+    let child = g.child(Arc::new(Vanishing));
+    let view = CallFacts {
+        tool: "view".into(),
+        description: "view secret/a".into(),
+        risk: RiskAssessment::low("reads inside the project"),
+        scope: Scope::Reads {
+            paths: vec!["/w/secret/a".into()],
+        },
+        needs_approval: false,
+        subjects: Subjects {
+            reads: vec!["/w/secret/a".into()],
+            ..Subjects::default()
+        },
+        banned: None,
+        diff: None,
+    };
+    assert_eq!(decision(&child, &view), Decision::Deny);
+    assert_eq!(decision(&g, &view), Decision::Deny);
+}

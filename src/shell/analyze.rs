@@ -9,11 +9,12 @@
 //! parser cannot read, or too much text to read in time, is the same.
 
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use super::danger::Invocation;
 use super::danger::assignment_disables_history;
 use super::inline::{DOWNLOADERS, SPAWN_LOOP};
-use super::parse::{Command, Script, Word, parse};
+use super::parse::{Command, Script, Word, parse_until};
 use super::paths::PathEnv;
 use super::prefix::{Ban, prefix};
 use super::readonly::is_read_only;
@@ -108,8 +109,20 @@ pub enum Stdin {
     Terminal,
 }
 
+/// How long the analysis of one command may take; past it, what is left is
+/// judged an unknown program (a bound on time for any input, such as a
+/// megabyte of here-document that tree-sitter parses slowly).
+pub const TIME_LIMIT: Duration = Duration::from_millis(80);
+
 pub fn analyze(command: &str, env: &PathEnv, banned: &[Ban]) -> Analysis {
+    analyze_within(command, env, banned, TIME_LIMIT)
+}
+
+/// [`analyze`] with another time limit (tests of large inputs in debug
+/// builds use a generous one, so their verdicts do not depend on speed).
+pub fn analyze_within(command: &str, env: &PathEnv, banned: &[Ban], limit: Duration) -> Analysis {
     let mut a = Analyzer {
+        deadline: Instant::now() + limit,
         env,
         banned,
         out: Analysis {
@@ -146,6 +159,8 @@ pub struct Analyzer<'a> {
     banned: &'a [Ban],
     pub(super) out: Analysis,
     budget: usize,
+    /// Past this instant nothing more is parsed or judged.
+    deadline: Instant,
     text_left: usize,
     /// Directory entries globs may still list.
     pub(super) listed_left: usize,
@@ -191,6 +206,9 @@ impl Analyzer<'_> {
             return false;
         }
         self.budget -= 1;
+        if Instant::now() >= self.deadline {
+            self.budget = 0;
+        }
         if self.budget == 0 {
             self.unknown(
                 "more commands than can be judged in time",
@@ -250,7 +268,7 @@ impl Analyzer<'_> {
             return;
         }
         self.text_left -= text.len();
-        let script = parse(text);
+        let script = parse_until(text, Some(self.deadline));
         if script.errors {
             self.unknown("text that could not be fully parsed", text);
             // Judge what can be read of it: each piece between separators
@@ -264,7 +282,7 @@ impl Analyzer<'_> {
                     let clean = piece
                         .trim_start_matches(['(', '{', '!', ' '])
                         .trim_end_matches([')', '}', ' ']);
-                    if clean != text.trim() && !parse(clean).errors {
+                    if clean != text.trim() && !parse_until(clean, Some(self.deadline)).errors {
                         self.script(clean, cwd.clone(), depth + 1);
                     }
                 }

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use super::prefix::{Ban, DEFAULT_BANNED};
-use super::{PathEnv, analyze};
+use super::{PathEnv, analyze, analyze_within};
 use crate::permission::{Risk, Rule, RuleList};
 
 /// Characters that matter to bash, to the parser or to byte slicing.
@@ -130,12 +130,19 @@ fn huge_and_long_inputs_get_a_judgment() {
         Some(PathBuf::from("/home/u")),
     );
     let bans: Vec<Ban> = DEFAULT_BANNED.iter().map(|b| Ban::parse(b)).collect();
-    // A megabyte of argument, and ten thousand parts.
+    // A megabyte of argument, and ten thousand parts, judged in full
+    // (the time limit is the release build's business: see benches).
+    let slow = std::time::Duration::from_secs(60);
     let big = format!("echo {}", "a".repeat(1 << 20));
-    assert!(analyze(&big, &env, &bans).read_only);
+    assert!(analyze_within(&big, &env, &bans, slow).read_only);
     let parts = vec!["ls -la src"; 10_000].join(" && ");
-    let a = analyze(&parts, &env, &bans);
+    let a = analyze_within(&parts, &env, &bans, slow);
     assert!(a.read_only, "{}", a.risk.reason);
+    // Past the time limit, what is left is unknown, never read-only.
+    let a = analyze_within(&parts, &env, &bans, std::time::Duration::ZERO);
+    assert!(!a.read_only && a.unknown.is_some());
+    let heredoc = format!("cat <<EOF\n{}\nEOF", "line $(date)\n".repeat(1 << 16));
+    assert!(!analyze(&heredoc, &env, &bans).read_only);
     // More than the budget: judged as unknown, never read-only.
     let more = vec!["ls"; 30_000].join("; ");
     let a = analyze(&more, &env, &bans);

@@ -40,7 +40,7 @@ mod variables;
 mod words;
 mod wrappers;
 
-pub use analyze::{Analysis, Part, analyze};
+pub use analyze::{Analysis, Part, TIME_LIMIT, analyze, analyze_within};
 pub use paths::PathEnv;
 pub use prefix::{Ban, DEFAULT_BANNED};
 pub use sandbox::{Sandbox, SandboxMode};

@@ -346,7 +346,7 @@ impl Analyzer<'_> {
                 let pathy = text.starts_with(['/', '~', '.'])
                     || text.starts_with("$HOME")
                     || text.contains('/')
-                    || cwd.is_some_and(|c| c.join(&text).symlink_metadata().is_ok());
+                    || cwd.is_some_and(|c| self.env.exists(&c.join(&text)));
                 if !pathy {
                     if cwd.is_none() && !text.starts_with('-') {
                         // A name in a directory only known at run time.

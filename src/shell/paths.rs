@@ -16,6 +16,8 @@ pub struct PathEnv {
     /// Paths already resolved in this analysis (a long compound names
     /// the same paths again and again).
     resolved: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<PathBuf>>>,
+    /// Whether names exist (a word is a path when it names a file).
+    existing: std::cell::RefCell<std::collections::HashMap<PathBuf, bool>>,
 }
 
 /// Credentials and keys: reading them is high risk.
@@ -261,7 +263,21 @@ impl PathEnv {
             workspace,
             home,
             resolved: Default::default(),
+            existing: Default::default(),
         }
+    }
+
+    /// Whether `path` exists (as itself: a dangling link exists).
+    pub fn exists(&self, path: &Path) -> bool {
+        if let Some(known) = self.existing.borrow().get(path) {
+            return *known;
+        }
+        let found = std::fs::symlink_metadata(path).is_ok();
+        let mut cache = self.existing.borrow_mut();
+        if cache.len() < 10_000 {
+            cache.insert(path.to_path_buf(), found);
+        }
+        found
     }
 
     /// The absolute path a word names, relative to `cwd`, as the kernel

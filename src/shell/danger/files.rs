@@ -367,5 +367,15 @@ pub(super) fn declaration(inv: &Invocation) -> Option<RiskAssessment> {
     if inv.args.iter().any(|x| history_off(x)) {
         return high("disables shell history");
     }
+    if let Some(name) = inv
+        .args
+        .iter()
+        .filter_map(|x| x.split_once('=').map(|(n, _)| n.trim_end_matches('+')))
+        .find(|n| crate::shell::variables::runs_code(n))
+    {
+        return Some(RiskAssessment::medium(format!(
+            "sets `{name}`, which changes which programs run or what they load"
+        )));
+    }
     low("sets shell variables")
 }

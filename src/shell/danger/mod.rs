@@ -86,12 +86,19 @@ impl When {
 
 /// The row for a program (`mkfs.ext4` is `mkfs`).
 pub(super) fn row(name: &str) -> Option<&'static Row> {
+    static BY_NAME: std::sync::LazyLock<std::collections::HashMap<&'static str, &'static Row>> =
+        std::sync::LazyLock::new(|| {
+            rows::ROWS
+                .iter()
+                .flat_map(|r| r.programs.iter().map(move |p| (*p, r)))
+                .collect()
+        });
     let name = if name.starts_with("mkfs.") {
         "mkfs"
     } else {
         name
     };
-    rows::ROWS.iter().find(|r| r.programs.contains(&name))
+    BY_NAME.get(name).copied()
 }
 
 impl Invocation<'_> {

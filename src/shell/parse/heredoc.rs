@@ -2,9 +2,11 @@
 //! it, so its substitutions run. tree-sitter drops some of them (`<<-`
 //! bodies, backticks); the body is parsed again here.
 
-use tree_sitter::{Node, Parser};
+use std::time::Instant;
 
-use super::{HEREDOC_DELIMITER, Script, Walker, is_word_kind, named_children, parse};
+use tree_sitter::Node;
+
+use super::{HEREDOC_DELIMITER, Script, Walker, is_word_kind, named_children, parse_until, tree};
 
 impl Walker<'_> {
     /// The substitutions and expansions of an unquoted here-document body,
@@ -19,7 +21,7 @@ impl Walker<'_> {
             ": <<{HEREDOC_DELIMITER}\n{}\n{HEREDOC_DELIMITER}\n",
             stripped.join("\n")
         );
-        let inner = parse_heredoc(&synthetic);
+        let inner = parse_heredoc(&synthetic, self.deadline);
         let base = self.script.commands.len();
         for mut c in inner.commands {
             // The synthetic `:` itself is not part of the script.
@@ -28,20 +30,24 @@ impl Walker<'_> {
             }
             c.piped_from = c.piped_from.map(|p| p + base);
             c.substituted = true;
-            self.script.commands.push(c);
+            self.push(c);
         }
         self.script.errors |= inner.errors;
         self.script.assigned.extend(inner.assigned);
         self.script.evaluations.extend(inner.evaluations);
         self.script.functions.extend(inner.functions);
-        // tree-sitter leaves backticks in a heredoc body unparsed.
+        self.heredoc_backticks(body);
+    }
+
+    /// tree-sitter leaves backticks in a heredoc body unparsed.
+    pub(super) fn heredoc_backticks(&mut self, body: &str) {
         for code in backticks(body) {
-            let inner = parse(&code);
+            let inner = parse_until(&code, self.deadline);
             let base = self.script.commands.len();
             for mut c in inner.commands {
                 c.piped_from = c.piped_from.map(|p| p + base);
                 c.substituted = true;
-                self.script.commands.push(c);
+                self.push(c);
             }
             self.script.errors |= inner.errors;
             self.script.assigned.extend(inner.assigned);
@@ -100,14 +106,9 @@ fn backticks(text: &str) -> Vec<String> {
 }
 
 /// Parses the synthetic text of [`Walker::heredoc_expansions`].
-fn parse_heredoc(text: &str) -> Script {
-    let mut parser = Parser::new();
+fn parse_heredoc(text: &str, deadline: Option<Instant>) -> Script {
     let mut script = Script::default();
-    let tree = parser
-        .set_language(&tree_sitter_bash::LANGUAGE.into())
-        .ok()
-        .and_then(|_| parser.parse(text, None));
-    let Some(tree) = tree else {
+    let Some(tree) = tree(text, deadline) else {
         script.errors = true;
         return script;
     };
@@ -116,6 +117,7 @@ fn parse_heredoc(text: &str) -> Script {
         src: text.as_bytes(),
         script,
         depth: 0,
+        deadline,
     };
     pub(super) fn find(w: &mut Walker<'_>, node: Node<'_>) {
         for c in named_children(node) {

@@ -19,6 +19,8 @@ mod heredoc;
 #[cfg(test)]
 mod tests;
 
+use std::time::Instant;
+
 use tree_sitter::{Node, Parser};
 
 use super::words::{escape_all, has_brace, has_glob};
@@ -140,16 +142,14 @@ pub struct Script {
 }
 
 pub fn parse(text: &str) -> Script {
-    let mut parser = Parser::new();
+    parse_until(text, None)
+}
+
+/// [`parse`], giving up at `deadline`: what was not parsed by then counts
+/// as text that could not be parsed.
+pub fn parse_until(text: &str, deadline: Option<Instant>) -> Script {
     let mut script = Script::default();
-    if parser
-        .set_language(&tree_sitter_bash::LANGUAGE.into())
-        .is_err()
-    {
-        script.errors = true;
-        return script;
-    }
-    let Some(tree) = parser.parse(text, None) else {
+    let Some(tree) = tree(text, deadline) else {
         script.errors = true;
         return script;
     };
@@ -159,9 +159,23 @@ pub fn parse(text: &str) -> Script {
         src: text.as_bytes(),
         script,
         depth: 0,
+        deadline,
     };
     w.statement(root, false);
     w.script
+}
+
+/// The syntax tree of `text`, or `None` when it cannot be had by `deadline`.
+pub(super) fn tree(text: &str, deadline: Option<Instant>) -> Option<tree_sitter::Tree> {
+    let mut parser = Parser::new();
+    parser
+        .set_language(&tree_sitter_bash::LANGUAGE.into())
+        .ok()?;
+    let bytes = text.as_bytes();
+    let mut input = |at: usize, _: tree_sitter::Point| bytes.get(at..).unwrap_or_default();
+    let mut past = |_: &tree_sitter::ParseState| deadline.is_some_and(|d| Instant::now() >= d);
+    let options = tree_sitter::ParseOptions::new().progress_callback(&mut past);
+    parser.parse_with_options(&mut input, None, Some(options))
 }
 
 struct Walker<'s> {
@@ -171,10 +185,15 @@ struct Walker<'s> {
     /// counts as unparsed) past [`MAX_NESTING`], so no input exhausts the
     /// stack.
     depth: usize,
+    /// When parsing more text (a heredoc body) must stop.
+    deadline: Option<Instant>,
 }
 
 /// Syntax nested deeper than this is not followed.
 const MAX_NESTING: usize = 150;
+/// Simple commands collected from one text; past this the text counts
+/// as not fully parsed (the analysis then judges it unknown).
+const MAX_COMMANDS: usize = 20_000;
 
 fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
     let mut cursor = node.walk();
@@ -226,7 +245,7 @@ impl Walker<'_> {
         default: impl FnOnce(&Self) -> T,
         f: impl FnOnce(&mut Self) -> T,
     ) -> T {
-        if self.depth >= MAX_NESTING {
+        if self.depth >= MAX_NESTING || self.script.commands.len() >= MAX_COMMANDS {
             self.script.errors = true;
             return default(self);
         }
@@ -457,7 +476,12 @@ impl Walker<'_> {
     }
 
     pub(super) fn push(&mut self, c: Command) -> usize {
-        self.script.commands.push(c);
+        if self.script.commands.len() >= MAX_COMMANDS {
+            // More than anyone writes by hand: the rest is not read.
+            self.script.errors = true;
+        } else {
+            self.script.commands.push(c);
+        }
         self.script.commands.len() - 1
     }
 
@@ -572,14 +596,21 @@ impl Walker<'_> {
             }
             "heredoc_redirect" => {
                 let mut body = String::new();
+                let mut body_node = None;
                 let mut quoted = false;
                 let mut more = Vec::new();
+                // `<<-` strips leading tabs, and tree-sitter then drops the
+                // body's substitutions: that body is parsed again.
+                let dash = self.text(node).starts_with("<<-");
                 for c in named_children(node) {
                     match c.kind() {
                         "heredoc_start" => {
                             quoted = self.text(c).contains(['\'', '"', '\\']);
                         }
-                        "heredoc_body" => body.push_str(&self.text(c)),
+                        "heredoc_body" => {
+                            body.push_str(&self.text(c));
+                            body_node = Some(c);
+                        }
                         "file_redirect" | "herestring_redirect" => more.extend(self.redirect(c)),
                         "pipeline" | "command" | "redirected_statement" | "list" => {
                             self.statement(c, false);
@@ -588,7 +619,17 @@ impl Walker<'_> {
                     }
                 }
                 if !quoted && (body.contains('$') || body.contains('`')) {
-                    self.heredoc_expansions(&body);
+                    match body_node.filter(|_| !dash) {
+                        Some(n) => {
+                            let before = self.script.commands.len();
+                            self.heredoc_body(n);
+                            for c in &mut self.script.commands[before..] {
+                                c.substituted = true;
+                            }
+                            self.heredoc_backticks(&body);
+                        }
+                        None => self.heredoc_expansions(&body),
+                    }
                 }
                 more.insert(
                     0,

@@ -86,7 +86,14 @@ pub(super) const fn custom(programs: &'static [&'static str], f: fn(&[&str]) -> 
 
 /// Whether `name args` is inert. `args` excludes the command name.
 pub fn is_read_only(name: &str, args: &[&str]) -> bool {
-    let Some(entry) = table::LIST.iter().find(|e| e.programs.contains(&name)) else {
+    static BY_NAME: std::sync::LazyLock<std::collections::HashMap<&'static str, &'static Entry>> =
+        std::sync::LazyLock::new(|| {
+            table::LIST
+                .iter()
+                .flat_map(|e| e.programs.iter().map(move |p| (*p, e)))
+                .collect()
+        });
+    let Some(entry) = BY_NAME.get(name) else {
         return false;
     };
     match &entry.options {
