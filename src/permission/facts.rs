@@ -19,6 +19,9 @@ pub struct CommandSubject {
     pub text: String,
     /// The same with the action words first (`git commit -C x -m y`).
     pub canonical: String,
+    /// The same call under another name of its program (`./myrm x` when
+    /// `myrm` links to `rm`): deny and ask rules match these too.
+    pub aliases: Vec<String>,
     /// Assignments that change what it does (`PATH=./bin`).
     pub assignments: Vec<String>,
     /// The program is known; an unknown one matches every bash rule that
@@ -47,6 +50,9 @@ pub struct Subjects {
     /// reading (changing) paths may be about it.
     pub unknown_reads: bool,
     pub unknown_writes: bool,
+    /// It reaches a host only known at run time: any domain deny rule may
+    /// be about it.
+    pub unknown_hosts: bool,
     /// The simple commands of a bash call.
     pub commands: Vec<CommandSubject>,
 }

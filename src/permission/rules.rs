@@ -254,7 +254,7 @@ impl Rule {
                         .flat_map(|c| &c.files)
                         .any(|f| p.covers(f, true))
             }
-            Some(Spec::Domain(d)) => s.hosts.iter().any(|h| host_matches(h, d)),
+            Some(Spec::Domain(d)) => s.unknown_hosts || s.hosts.iter().any(|h| host_matches(h, d)),
         }
     }
 }
@@ -289,7 +289,7 @@ fn command_matches(re: &regex::Regex, c: &CommandSubject, with_assignments: bool
         return re.is_match(&format!("{pre} {}", c.canonical))
             || re.is_match(&format!("{pre} {}", c.text));
     }
-    re.is_match(&c.text) || re.is_match(&c.canonical)
+    re.is_match(&c.text) || re.is_match(&c.canonical) || c.aliases.iter().any(|a| re.is_match(a))
 }
 
 fn host_matches(host: &str, domain: &str) -> bool {

@@ -50,6 +50,9 @@ pub struct Part {
     pub text: String,
     /// The same words, the action words (`git commit`) first.
     pub canonical: String,
+    /// The same call under the other name of its program (a symlink's
+    /// target): deny and ask rules match it too.
+    pub aliases: Vec<String>,
     /// Assignments that change what the command does (`PATH=./bin`).
     pub assignments: Vec<String>,
     /// What a session grant remembers for it: assignments, the action
@@ -74,6 +77,8 @@ pub struct Part {
     /// It reads (writes) a path only known at run time.
     pub unknown_reads: bool,
     pub unknown_writes: bool,
+    /// It reaches a host only known at run time.
+    pub unknown_hosts: bool,
     /// The prefix names paths outside the workspace.
     pub outside: bool,
 }
@@ -136,9 +141,11 @@ pub fn analyze_within(command: &str, env: &PathEnv, banned: &[Ban], limit: Durat
         budget: BUDGET,
         text_left: MAX_TEXT,
         listed_left: MAX_LISTED,
+        generated: Vec::new(),
         cur_paths: Vec::new(),
         cur_unknown: Vec::new(),
         cur_hosts: Vec::new(),
+        cur_unknown_hosts: false,
     };
     if command.trim().is_empty() {
         a.require(RiskAssessment::medium("the command is empty"));
@@ -160,15 +167,19 @@ pub struct Analyzer<'a> {
     pub(super) out: Analysis,
     budget: usize,
     /// Past this instant nothing more is parsed or judged.
-    deadline: Instant,
+    pub(super) deadline: Instant,
     text_left: usize,
     /// Directory entries globs may still list.
     pub(super) listed_left: usize,
+    /// Files the command downloads or decodes, and how.
+    pub(super) generated: Vec<(PathBuf, &'static str)>,
     /// Paths the part being judged names: (path, role, whole tree).
     pub(super) cur_paths: Vec<(PathBuf, Role, bool)>,
     /// Roles of paths it uses that cannot be known.
     pub(super) cur_unknown: Vec<Role>,
     pub(super) cur_hosts: Vec<String>,
+    /// The part reaches a host only known at run time.
+    pub(super) cur_unknown_hosts: bool,
 }
 
 impl Analyzer<'_> {
@@ -224,11 +235,15 @@ impl Analyzer<'_> {
     pub(super) fn unknown(&mut self, why: &str, text: &str) {
         self.require(RiskAssessment::medium(format!("runs {why}")));
         let shown = cut(text, 80);
+        // An unknown program may read, write and reach anything.
         self.out.parts.push(Part {
             text: shown.clone(),
             canonical: shown.clone(),
             needs_approval: true,
             program_known: false,
+            unknown_reads: true,
+            unknown_writes: true,
+            unknown_hosts: true,
             ..Part::default()
         });
         self.out.unknown.get_or_insert_with(|| why.to_string());
@@ -329,6 +344,7 @@ impl Analyzer<'_> {
         let outer_paths = std::mem::take(&mut self.cur_paths);
         let outer_hosts = std::mem::take(&mut self.cur_hosts);
         let outer_unknown = std::mem::take(&mut self.cur_unknown);
+        let outer_unknown_hosts = std::mem::take(&mut self.cur_unknown_hosts);
 
         let part = self.judge_command(cmd, script, cwd, depth);
         if let Some(mut part) = part {
@@ -353,6 +369,7 @@ impl Analyzer<'_> {
                 }
             }
             part.hosts = std::mem::take(&mut self.cur_hosts);
+            part.unknown_hosts = std::mem::take(&mut self.cur_unknown_hosts);
             for role in std::mem::take(&mut self.cur_unknown) {
                 part.unknown_reads |= role != Role::Write;
                 part.unknown_writes |= role != Role::Read;
@@ -362,6 +379,7 @@ impl Analyzer<'_> {
         self.cur_paths = outer_paths;
         self.cur_hosts = outer_hosts;
         self.cur_unknown = outer_unknown;
+        self.cur_unknown_hosts = outer_unknown_hosts;
         let mine = std::mem::replace(&mut self.out.risk, before);
         self.out.read_only &= was_read_only;
         self.out.risk.raise(mine);
@@ -383,16 +401,15 @@ impl Analyzer<'_> {
             if assignment_disables_history(&text) {
                 self.flag(RiskAssessment::high("disables shell history"));
             }
+            let inert = variables::inert(&a.name, &a.value.text) && !a.value.dynamic;
             if standalone {
                 // Only names the environment already exports, or that
                 // bash itself reads, change later commands.
-                if !variables::inert(&a.name)
-                    && (variables::runs_code(&a.name) || variables::exported(&a.name))
-                {
+                if !inert && (variables::runs_code(&a.name) || variables::exported(&a.name)) {
                     self.assignment_risk(&a.name);
                     assignments.push(text);
                 }
-            } else if !variables::inert(&a.name) {
+            } else if !inert {
                 self.assignment_risk(&a.name);
                 assignments.push(text);
             }
@@ -402,11 +419,18 @@ impl Analyzer<'_> {
         self.redirects(cmd, cwd.as_deref(), &mut outside, &mut files);
         let u = wrappers::unwrap(&cmd.words);
         for a in &u.assignments {
-            let name = a.split('=').next().unwrap_or_default();
-            if !variables::inert(name) {
+            let (name, value) = a.split_once('=').unwrap_or((a, ""));
+            if !variables::inert(name, value) {
                 self.assignment_risk(name);
                 assignments.push(a.clone());
             }
+        }
+        if let Some(opt) = &u.unknown_option {
+            let wrapper = u.wrappers.last().cloned().unwrap_or_default();
+            self.unknown(
+                &format!("a program behind an option of `{wrapper}` that is not known ({opt})"),
+                &wrapper,
+            );
         }
         for w in &u.wrappers {
             if ESCALATION.contains(&w.as_str()) {
@@ -426,14 +450,17 @@ impl Analyzer<'_> {
             Some(_) => None,
             None => cwd.clone(),
         };
+        // A command that runs outside the project reads (at least lists)
+        // there: `cd; ls`.
         if let Some(dir) = &part_cwd
-            && u.chdir.is_some()
             && !self.env.is_inside(dir)
+            && !cmd.words.is_empty()
         {
             self.flag(RiskAssessment::medium(format!(
                 "runs in a directory outside the project ({})",
                 dir.display()
             )));
+            self.note_path(dir.clone(), Role::Read);
             outside.push(dir.clone());
         }
         let Some(first) = u.words.first() else {
@@ -463,7 +490,11 @@ impl Analyzer<'_> {
                 ..Part::default()
             });
         };
-        let known = !(first.dynamic || first.is_brace() || first.is_glob());
+        // The name can be read from the command (it may still name a
+        // program that does not exist yet: then it is judged by its name,
+        // and unknown all the same).
+        let static_name = !(first.dynamic || first.is_brace() || first.is_glob());
+        let mut known = static_name;
         if !known {
             self.unknown(
                 &format!(
@@ -473,12 +504,32 @@ impl Analyzer<'_> {
                 &first.text,
             );
         }
-        let name = basename(&first.text).to_string();
+        let (name, alias) = match self.program(&first.text, part_cwd.as_deref()) {
+            Some(named) => named,
+            None => {
+                if known {
+                    self.unknown(
+                        &format!("a program that does not exist yet ({})", first.text),
+                        &first.text,
+                    );
+                }
+                known = false;
+                (basename(&first.text).to_string(), None)
+            }
+        };
         let args: Vec<&str> = u.words[1..].iter().map(|w| w.text.as_str()).collect();
         let mut argv: Vec<&str> = vec![name.as_str()];
         argv.extend(&args);
-        if known {
+        let alias_argv: Option<Vec<&str>> = alias.as_deref().map(|a| {
+            let mut v = vec![a];
+            v.extend(&args);
+            v
+        });
+        if static_name {
             self.check_ban(&argv);
+            if let Some(other) = &alias_argv {
+                self.check_ban(other);
+            }
         }
         let stdin = self.stdin(cmd, script);
         if known
@@ -516,7 +567,17 @@ impl Analyzer<'_> {
                     .map(|w| basename(&w.text).to_string())
             }),
         };
-        let judged = if known { inv.judge() } else { None };
+        let mut judged = if static_name { inv.judge() } else { None };
+        // A link to another program is judged as that program too.
+        if let Some(other) = alias.as_deref().filter(|_| static_name) {
+            let as_other = Invocation { name: other, ..inv };
+            if let Some(r) = as_other.judge() {
+                match &mut judged {
+                    Some(j) => j.raise(r),
+                    None => judged = Some(r),
+                }
+            }
+        }
         let has_rule = judged.is_some();
         if let Some(r) = judged {
             self.require(r);
@@ -542,6 +603,24 @@ impl Analyzer<'_> {
             self.unknown_path(Role::Both);
         }
         outside.extend(self.check_paths(&name, &operands, part_cwd.as_deref(), read_only));
+        // What a download or a decoder writes is remembered: running it
+        // later in the same command is running that text.
+        let made = if DOWNLOADERS.contains(&name.as_str()) {
+            Some("downloaded")
+        } else if super::stdin::decodes(&name, &args) {
+            Some("decoded")
+        } else {
+            None
+        };
+        if let Some(how) = made {
+            let written: Vec<PathBuf> = self
+                .cur_paths
+                .iter()
+                .filter(|(_, role, _)| *role != Role::Read)
+                .map(|(p, _, _)| p.clone())
+                .collect();
+            self.generated.extend(written.into_iter().map(|p| (p, how)));
+        }
         if part_cwd.is_none() {
             self.require(RiskAssessment::medium(
                 "runs in a directory only known at run time",
@@ -556,9 +635,19 @@ impl Analyzer<'_> {
             )));
         }
         if name == "cd" || name == "pushd" {
-            *cwd = match u.words.get(1) {
-                None => self.env.home.clone(),
+            // `cd -P dir`, `cd -e dir`, `cd -- dir`: options first.
+            let mut rest = u.words[1..]
+                .iter()
+                .skip_while(|w| w.text.starts_with('-') && w.text != "-" && w.text != "--");
+            let target = match rest.next() {
+                Some(w) if w.text == "--" => rest.next(),
+                other => other,
+            };
+            *cwd = match target {
+                None if name == "cd" => self.env.home.clone(),
+                None => None,
                 Some(w) if w.dynamic || w.text == "-" || w.is_brace() || w.is_glob() => None,
+                Some(w) if w.text.starts_with('+') || w.text.starts_with("-") => None,
                 Some(w) => self.env.resolve(&w.text, cwd.as_deref()),
             };
         } else if name == "popd" {
@@ -582,6 +671,7 @@ impl Analyzer<'_> {
         self.out.outside.extend(outside);
         Some(Part {
             text: argv.join(" "),
+            aliases: alias_argv.map(|a| a.join(" ")).into_iter().collect(),
             canonical,
             assignments,
             prefix: if known { part_prefix } else { String::new() },
@@ -591,6 +681,46 @@ impl Analyzer<'_> {
             outside: is_outside,
             ..Part::default()
         })
+    }
+
+    /// The program a command name runs, and what else it is known as. A
+    /// bare name is itself. A path outside the project is its file name
+    /// (`./../../../bin/rm` is `rm`; multi-call programs read that name), a
+    /// path inside is `./path`; either way, when the file is a symlink, the
+    /// name of its target is the other name (`./myrm` → `rm`). `None` for a
+    /// path to nothing (a program the command itself would create).
+    fn program(
+        &self,
+        text: &str,
+        cwd: Option<&std::path::Path>,
+    ) -> Option<(String, Option<String>)> {
+        if !text.contains('/') {
+            return Some((text.to_string(), None));
+        }
+        let (dir, file) = text.rsplit_once('/').unwrap_or(("", text));
+        let dir = if dir.is_empty() && text.starts_with('/') {
+            "/"
+        } else {
+            dir
+        };
+        let Some(dir) = self
+            .env
+            .resolve(if dir.is_empty() { "." } else { dir }, cwd)
+        else {
+            return Some((basename(text).to_string(), None));
+        };
+        let written = dir.join(file);
+        if !self.env.exists(&written) {
+            return None;
+        }
+        let target = super::paths::physical(&written)
+            .and_then(|t| t.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .filter(|t| t != file);
+        let name = match written.strip_prefix(&self.env.workspace) {
+            Ok(rel) => format!("./{}", rel.display()),
+            Err(_) => file.to_string(),
+        };
+        Some((name, target))
     }
 
     fn assignment_risk(&mut self, name: &str) {

@@ -137,9 +137,11 @@ impl Analyzer<'_> {
                     .collect();
                 self.script(&quoted.join(" "), cwd.clone(), depth + 1);
             }
+        }
+        if !super::snippets::inert_code(lang, code) {
             self.unknown(
-                &format!("{lang} code that starts other programs"),
-                &format!("{lang} code that can start any program"),
+                &format!("{lang} code that could start other programs"),
+                &format!("{lang} code"),
             );
         }
         if CHMOD_777.is_match(code) {

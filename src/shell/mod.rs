@@ -8,8 +8,10 @@
 //! | `analyze` | the walk: every part judged, summed up; unknown programs |
 //! | `wrappers` | `env`, `sudo`, `timeout`, `xargs`… taken off |
 //! | `nested` | code in data: `bash -c`, `eval`, `find -exec`, piped scripts |
-//! | `inline` | interpreter one-liners (`python -c`) |
-//! | `operands` | the paths, trees and hosts a command names |
+//! | `inline` | interpreter one-liners (`python -c`): their dangers |
+//! | `snippets` | which one-liners cannot start other programs (an allow list of names) |
+//! | `operands` | the paths and trees a command names, and how it uses them |
+//! | `hosts` | the hosts a command reaches, with or without a scheme |
 //! | `stdin` | what a command reads on standard input; `xargs` arguments |
 //! | `variables` | assignments: inert, code-changing, values bash evaluates |
 //! | `readonly` | the read-only allow list, option by option (`table`, `programs`, `rich`) |
@@ -23,6 +25,7 @@ pub mod analyze;
 mod danger;
 #[cfg(test)]
 mod fuzz;
+mod hosts;
 mod inline;
 mod nested;
 mod operands;
@@ -33,6 +36,7 @@ mod readonly;
 pub mod run;
 pub mod sandbox;
 mod scripts;
+mod snippets;
 mod stdin;
 #[cfg(test)]
 mod tests;

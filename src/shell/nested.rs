@@ -403,6 +403,18 @@ impl Analyzer<'_> {
         let Some(path) = self.env.resolve(file, cwd.as_deref()) else {
             return;
         };
+        if let Some(how) = self
+            .generated
+            .iter()
+            .find(|(p, _)| *p == path)
+            .map(|(_, h)| *h)
+        {
+            self.flag(RiskAssessment::high(format!(
+                "runs a script {how} earlier in the same command"
+            )));
+            self.unknown(&format!("a script {how} earlier in the same command"), file);
+            return;
+        }
         if !path.starts_with(&self.env.workspace)
             || std::fs::metadata(&path).map_or(true, |m| !m.is_file() || m.len() > MAX_SCRIPT)
         {

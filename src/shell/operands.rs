@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::analyze::{Analyzer, Role};
 use super::danger::short;
+use super::hosts::{self, Reach};
 use super::parse::{Command, Word};
 use super::paths::Place;
 use super::words::{expand_braces, glob_split, has_glob, pattern_text};
@@ -30,22 +31,263 @@ const DATA_ONLY: &[&str] = &[
     "shift", "type", "which", "command", "help", "hash", "wait", "jobs", "ps",
 ];
 
-/// The role of the operands of a program that is not on the read-only
-/// list: which ones it writes.
+/// Options whose value is written (`-o out`, `--output=out`).
+const OUTPUT_OPTIONS: &[&str] = &[
+    "-o",
+    "--output",
+    "--output-file",
+    "--outfile",
+    "--out-file",
+    "--log-file",
+    "--logfile",
+    "-fprint",
+    "-fprint0",
+    "-fprintf",
+    "-fls",
+];
+
+/// Options whose values are not paths (patterns, messages, numbers), per
+/// program: how many words follow them.
+fn skipped_values(name: &str, option: &str) -> usize {
+    let pattern_first = PATTERN_FIRST.contains(&name);
+    match option {
+        "-e" | "--regexp" | "--expression" if pattern_first => 1,
+        "-v" | "-F" | "--assign" | "--field-separator" if pattern_first => 1,
+        "--arg" | "--argjson" if name == "jq" => 2,
+        "--slurpfile" | "--rawfile" if name == "jq" => 1,
+        "-m" | "--message" | "--grep" | "--author" | "--committer" | "-S" | "-G" | "--format"
+        | "--pretty" | "-e"
+            if matches!(name, "git" | "hg" | "svn" | "jj") =>
+        {
+            1
+        }
+        "-name" | "-iname" | "-path" | "-ipath" | "-wholename" | "-iwholename" | "-regex"
+        | "-iregex" | "-regextype" | "-lname" | "-ilname" | "-type" | "-xtype" | "-size"
+        | "-mtime" | "-mmin" | "-atime" | "-amin" | "-ctime" | "-cmin" | "-used" | "-user"
+        | "-group" | "-uid" | "-gid" | "-perm" | "-links" | "-inum" | "-fstype" | "-maxdepth"
+        | "-mindepth" | "-printf"
+            if name == "find" =>
+        {
+            1
+        }
+        "-subj" if name == "openssl" => 1,
+        "--xpath" if name == "xmllint" => 1,
+        _ => 0,
+    }
+}
+
+/// Options that take a value, for programs whose first operand is a
+/// pattern or a program: (short letters, long names, long names taking
+/// two values). Only used to find that operand; anything else is lenient.
+fn valued_options(
+    name: &str,
+) -> (
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+) {
+    match name {
+        "grep" | "egrep" | "fgrep" | "zgrep" => (
+            "efmABCdDX",
+            &[
+                "regexp",
+                "file",
+                "max-count",
+                "label",
+                "after-context",
+                "before-context",
+                "context",
+                "devices",
+                "directories",
+                "exclude",
+                "include",
+                "exclude-from",
+                "exclude-dir",
+                "binary-files",
+            ],
+            &[],
+        ),
+        "rg" => (
+            "eEfgtTABCmjMrd",
+            &[
+                "regexp",
+                "file",
+                "glob",
+                "iglob",
+                "type",
+                "type-not",
+                "type-add",
+                "after-context",
+                "before-context",
+                "context",
+                "max-count",
+                "max-depth",
+                "maxdepth",
+                "max-filesize",
+                "threads",
+                "replace",
+                "sort",
+                "sortr",
+                "colors",
+                "encoding",
+                "engine",
+                "ignore-file",
+                "path-separator",
+                "context-separator",
+                "field-match-separator",
+                "max-columns",
+                "pre",
+                "pre-glob",
+                "hostname-bin",
+                "hyperlink-format",
+                "dfa-size-limit",
+                "regex-size-limit",
+            ],
+            &[],
+        ),
+        "ag" => (
+            "GgABCm",
+            &[
+                "file-search-regex",
+                "after",
+                "before",
+                "context",
+                "max-count",
+                "depth",
+                "pager",
+                "ignore",
+                "path-to-ignore",
+            ],
+            &[],
+        ),
+        "ack" => (
+            "ABCmt",
+            &[
+                "type",
+                "after-context",
+                "before-context",
+                "context",
+                "max-count",
+                "output",
+                "pager",
+                "ignore-dir",
+                "ignore-file",
+            ],
+            &[],
+        ),
+        "sed" => ("efl", &["expression", "file", "line-length"], &[]),
+        "awk" | "gawk" | "mawk" | "nawk" => (
+            "fvFeilE",
+            &[
+                "file",
+                "assign",
+                "field-separator",
+                "source",
+                "include",
+                "load",
+                "exec",
+            ],
+            &[],
+        ),
+        "jq" => (
+            "fL",
+            &["indent", "from-file"],
+            &["arg", "argjson", "slurpfile", "rawfile"],
+        ),
+        "yq" => ("opI", &["output-format", "input-format", "indent"], &[]),
+        _ => ("", &[], &[]),
+    }
+}
+
+/// Where the pattern (or program) of a pattern-first command is: its first
+/// operand, past options and their values.
+fn pattern_index(name: &str, args: &[&str]) -> Option<usize> {
+    let (short_valued, long_valued, long_two) = valued_options(name);
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i];
+        if a == "--" {
+            return (i + 1 < args.len()).then_some(i + 1);
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            if !long.contains('=') {
+                if long_two.contains(&long) {
+                    i += 2;
+                } else if long_valued.contains(&long) {
+                    i += 1;
+                }
+            }
+        } else if a.len() > 1 && a.starts_with('-') {
+            let cluster = &a[1..];
+            if let Some((k, c)) = cluster
+                .char_indices()
+                .find(|(_, c)| short_valued.contains(*c))
+                && k + c.len_utf8() == cluster.len()
+            {
+                i += 1;
+            }
+        } else {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The role of the word at `index`: what the program does with the path
+/// it names. `prev` is the word before it.
 fn role(name: &str, args: &[&str], index: usize, last: Option<usize>, read_only: bool) -> Role {
     if read_only {
         return Role::Read;
     }
+    let prev = index.checked_sub(1).and_then(|p| args.get(p)).copied();
+    let here = args.get(index).copied().unwrap_or_default();
+    let option_value = |names: &[&str]| {
+        prev.is_some_and(|p| names.contains(&p))
+            || names
+                .iter()
+                .any(|n| n.starts_with("--") && here.starts_with(&format!("{n}=")))
+    };
+    if option_value(OUTPUT_OPTIONS) {
+        return Role::Write;
+    }
+    // `cp -t DIR SRC…`: DIR is written, the rest read.
+    let target_dir = args
+        .iter()
+        .any(|a| *a == "-t" || a.starts_with("--target-directory"));
     match name {
         "rm" | "rmdir" | "unlink" | "shred" | "touch" | "mkdir" | "truncate" | "chmod"
         | "chown" | "chgrp" | "tee" => Role::Write,
         // What is moved becomes readable where it lands.
         "mv" => Role::Both,
+        "cp" | "install" | "ln" | "rsync" | "scp" if target_dir => {
+            if option_value(&["-t", "--target-directory"]) {
+                Role::Write
+            } else {
+                Role::Read
+            }
+        }
+        // `ln TARGET LINK`: a link makes its target readable where it is.
         "cp" | "install" | "ln" | "rsync" | "scp" => {
             if Some(index) == last {
                 Role::Write
             } else {
                 Role::Read
+            }
+        }
+        "tar" => {
+            let creates = args
+                .first()
+                .is_some_and(|a| !a.starts_with("--") && a.contains(['c', 'r', 'u', 'A']))
+                || args
+                    .iter()
+                    .any(|a| matches!(*a, "--create" | "--append" | "--update" | "--concatenate"));
+            if option_value(&["-f", "--file"]) && creates {
+                Role::Write
+            } else if option_value(&["-f", "--file"]) {
+                Role::Read
+            } else {
+                Role::Both
             }
         }
         "sed" | "perl" | "ruby" if short(args, 'i') => Role::Write,
@@ -109,23 +351,6 @@ fn static_dir(text: &str) -> Option<String> {
     let slash = dir.rfind('/')?;
     let out = format!("{lead}{}", &dir[..=slash]);
     (out.len() > 1 || out == "/").then_some(out)
-}
-
-/// The host of a URL-like word: `https://h/…`, `git@h:repo`.
-fn host(word: &str) -> Option<String> {
-    if let Some((_, rest)) = word.split_once("://") {
-        let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
-        let host = authority.rsplit('@').next().unwrap_or(authority);
-        let host = if host.starts_with('[') {
-            host.split(']').next().map(|h| format!("{h}]"))?
-        } else {
-            host.split(':').next().unwrap_or(host).to_string()
-        };
-        return (!host.is_empty()).then_some(host);
-    }
-    let (user_host, _) = word.split_once(':')?;
-    let (_, host) = user_host.rsplit_once('@')?;
-    (host.contains('.') || host == "localhost").then(|| host.to_string())
 }
 
 impl Analyzer<'_> {
@@ -232,62 +457,80 @@ impl Analyzer<'_> {
     ) -> Vec<PathBuf> {
         let args: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
         let mut outside = Vec::new();
+        let network = hosts::connects(name, &args);
+        let globoff = args.iter().any(|a| *a == "-g" || *a == "--globoff");
+        let mut host_words = vec![false; words.len()];
+        for (i, w) in words.iter().enumerate() {
+            let texts: Vec<String> = if w.is_brace() {
+                expand_braces(&w.pattern)
+                    .map(|p| p.iter().map(|t| pattern_text(t)).collect())
+                    .unwrap_or_else(|| vec![w.text.clone()])
+            } else {
+                vec![w.text.clone()]
+            };
+            for text in texts {
+                for r in hosts::reach(name, &text, w.dynamic, network, globoff) {
+                    host_words[i] = true;
+                    match r {
+                        Reach::Host(h) => self.cur_hosts.push(h.to_lowercase()),
+                        Reach::Unknown => self.cur_unknown_hosts = true,
+                    }
+                }
+            }
+        }
         if DATA_ONLY.contains(&name) {
             return outside;
         }
-        let mut skip_next = false;
-        let mut pattern_pending = PATTERN_FIRST.contains(&name)
-            && !args
-                .iter()
-                .any(|a| matches!(*a, "-e" | "-f" | "--regexp" | "--file" | "--expression"));
-        // `ln TARGET LINK`: only the link is written; the target is just text.
+        let mut skip = 0;
+        let pattern_given = args.iter().any(|a| {
+            matches!(
+                *a,
+                "-e" | "-f" | "--regexp" | "--file" | "--expression" | "--source"
+            ) || a.starts_with("--regexp=")
+                || a.starts_with("--expression=")
+        });
+        let pattern = (PATTERN_FIRST.contains(&name) && !pattern_given)
+            .then(|| pattern_index(name, &args))
+            .flatten();
         let last_operand = args.iter().rposition(|a| !a.starts_with('-'));
         let walks = recursive(name, &args);
         let mut named_any = false;
         for (i, word) in words.iter().enumerate() {
             let raw = word.text.as_str();
-            if std::mem::take(&mut skip_next) {
+            if skip > 0 {
+                skip -= 1;
                 continue;
             }
-            if pattern_pending && !raw.starts_with('-') {
-                pattern_pending = false;
+            let skipped = skipped_values(name, raw);
+            if skipped > 0 {
+                skip = skipped;
                 continue;
             }
-            // `ln -s TARGET LINK`: the target is just text; a hard link
-            // shares the target's content, so it counts as a read.
-            if name == "ln" && Some(i) != last_operand && short(&args, 's') {
+            if pattern == Some(i) {
                 continue;
             }
-            if matches!(
-                raw,
-                "--grep"
-                    | "-subj"
-                    | "--xpath"
-                    | "--author"
-                    | "-S"
-                    | "-G"
-                    | "-name"
-                    | "-iname"
-                    | "-path"
-                    | "-regex"
-                    | "-printf"
-                    | "-type"
-            ) {
-                skip_next = true;
-                continue;
-            }
-            if raw.starts_with("--grep=")
-                || raw.starts_with("--author=")
-                || raw.starts_with("-subj")
+            // git's `--grep=/etc`, `--author=x`: text, not paths.
+            if matches!(name, "git" | "hg" | "jj")
+                && [
+                    "--grep=",
+                    "--author=",
+                    "--committer=",
+                    "--format=",
+                    "--pretty=",
+                    "--message=",
+                ]
+                .iter()
+                .any(|o| raw.starts_with(o))
             {
                 continue;
             }
-            if matches!(raw, "-m" | "--message" | "-e" | "--regexp") && name != "sed" {
-                skip_next = true;
-                continue;
-            }
-            if let Some(h) = host(raw) {
-                self.cur_hosts.push(h.to_lowercase());
+            let role = match name {
+                "dd" if raw.starts_with("of=") => Role::Write,
+                "dd" => Role::Read,
+                _ => role(name, &args, i, last_operand, read_only),
+            };
+            // A host, unless it is where an output goes (`curl -o i.sh`).
+            if host_words[i] && network && role != Role::Write {
                 continue;
             }
             // Process substitutions are judged as commands of their own;
@@ -306,7 +549,6 @@ impl Analyzer<'_> {
                 self.require(RiskAssessment::medium(format!(
                     "uses an argument only known at run time ({raw})"
                 )));
-                let role = role(name, &args, i, last_operand, read_only);
                 // `~/.ssh/$f`: whatever it is, it is under `~/.ssh`.
                 match static_dir(raw).and_then(|d| self.env.resolve(&d, cwd)) {
                     Some(dir) => self.note_tree(dir, role),
@@ -317,11 +559,6 @@ impl Analyzer<'_> {
             if value.is_empty() || (value.starts_with('-') && !value.contains('/')) {
                 continue;
             }
-            let role = match name {
-                "dd" if raw.starts_with("of=") => Role::Write,
-                "dd" => Role::Read,
-                _ => role(name, &args, i, last_operand, read_only),
-            };
             let patterns: Vec<String> = if word.is_brace() {
                 match expand_braces(&word.pattern) {
                     Some(p) => p,
@@ -343,18 +580,24 @@ impl Analyzer<'_> {
                 } else {
                     pattern_text(&pattern)
                 };
-                let pathy = text.starts_with(['/', '~', '.'])
+                let glob = value == raw && has_glob(&pattern);
+                // A word a program may write is a path whatever it looks
+                // like; one it reads, when it looks like one or exists.
+                let pathy = glob
+                    || role != Role::Read
+                    || text.starts_with(['/', '~', '.'])
                     || text.starts_with("$HOME")
                     || text.contains('/')
                     || cwd.is_some_and(|c| self.env.exists(&c.join(&text)));
                 if !pathy {
-                    if cwd.is_none() && !text.starts_with('-') {
-                        // A name in a directory only known at run time.
-                        self.unknown_path(role);
-                    }
                     continue;
                 }
-                let paths = if has_glob(&pattern) {
+                if cwd.is_none() && !text.starts_with(['/', '~']) && !text.starts_with("$HOME") {
+                    // A name in a directory only known at run time.
+                    self.unknown_path(role);
+                    continue;
+                }
+                let paths = if glob {
                     match self.glob(&pattern, cwd) {
                         Some(p) => p,
                         None => {
@@ -379,7 +622,7 @@ impl Analyzer<'_> {
                 };
                 for path in paths {
                     named_any = true;
-                    let tree = walks && path.is_dir();
+                    let tree = (walks || role != Role::Read) && path.is_dir();
                     if let Some(p) = self.judge_path(path, role, read_only, tree) {
                         outside.push(p);
                     }
@@ -446,7 +689,18 @@ impl Analyzer<'_> {
         };
         let mut found = vec![base];
         let mut listed = 0;
-        for component in rest.split('/').filter(|c| !c.is_empty()) {
+        let components: Vec<&str> = rest.split('/').filter(|c| !c.is_empty()).collect();
+        // Deeper than any real tree is not worth listing.
+        if components.len() > 32 {
+            return None;
+        }
+        for component in components {
+            if found.is_empty() {
+                break;
+            }
+            if std::time::Instant::now() >= self.deadline {
+                return None;
+            }
             let matcher = globset::GlobBuilder::new(component)
                 .literal_separator(true)
                 .build()
@@ -483,26 +737,5 @@ impl Analyzer<'_> {
                 .filter_map(|p| super::paths::physical(&p))
                 .collect(),
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hosts_of_urls_and_scp_paths() {
-        assert_eq!(
-            host("https://Evil.example/x").as_deref(),
-            Some("Evil.example")
-        );
-        assert_eq!(host("http://u:p@h.io:8080/").as_deref(), Some("h.io"));
-        assert_eq!(
-            host("git@github.com:me/repo.git").as_deref(),
-            Some("github.com")
-        );
-        assert_eq!(host("http://[::1]:80/").as_deref(), Some("[::1]"));
-        assert_eq!(host("src/main.rs"), None);
-        assert_eq!(host("a:b"), None);
     }
 }

@@ -362,6 +362,17 @@ impl PathEnv {
         if self.home.as_deref().is_some_and(|h| h.starts_with(path)) {
             return Place::Ancestor(Ancestor::ContainsHome);
         }
+        // Everyone's homes, and someone else's.
+        if self.homes().iter().any(|h| h == path) {
+            return Place::Ancestor(Ancestor::ContainsHome);
+        }
+        if path
+            .parent()
+            .is_some_and(|p| self.homes().iter().any(|h| h == p))
+            && !self.workspace.starts_with(path)
+        {
+            return Place::Ancestor(Ancestor::Home);
+        }
         if path == self.workspace {
             return Place::Ancestor(Ancestor::Project);
         }
@@ -400,6 +411,18 @@ fn git_persistence(path: &Path) -> Option<Persistence> {
 }
 
 impl PathEnv {
+    /// Directories that hold people's homes.
+    fn homes(&self) -> Vec<PathBuf> {
+        let mut out = vec![PathBuf::from("/home"), PathBuf::from("/Users")];
+        if let Some(parent) = self.home.as_deref().and_then(Path::parent)
+            && parent != Path::new("/")
+            && !out.iter().any(|h| h == parent)
+        {
+            out.push(parent.to_path_buf());
+        }
+        out
+    }
+
     /// The part of `path` below a home directory: ours, root's, or any
     /// user's under the directory that holds ours (`/home/*`).
     fn home_relative<'p>(&self, path: &'p Path) -> Option<&'p Path> {

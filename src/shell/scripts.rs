@@ -112,8 +112,10 @@ pub fn sed_script_inert(script: &str) -> bool {
                     i += 1;
                 }
             }
+            // GNU sed ends a label at whitespace as well.
             ':' | 'b' | 't' | 'T' | 'v' => {
-                while i < b.len() && !matches!(b[i], '\n' | ';' | '}') {
+                skip_ws(&mut i);
+                while i < b.len() && !matches!(b[i], '\n' | ';' | '}' | ' ' | '\t') {
                     i += 1;
                 }
             }
@@ -161,48 +163,96 @@ pub fn sed_script_inert(script: &str) -> bool {
     }
 }
 
+/// How a scan reads a `/`: awk decides between division and a regex by
+/// context, and a wrong guess could hide code inside a "string" or a
+/// "regex"; the program is inert only if every reading finds it inert.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Slash {
+    /// A regex only where division is impossible (no left operand).
+    AfterOperators,
+    /// awk's own rule: also after `print`, `return`, `in`...
+    ByContext,
+    /// A regex wherever one could start.
+    Always,
+}
+
 /// An awk program that cannot run a command (`system`, pipes, `getline`,
 /// gawk's `@` indirect calls and `@load`) or write a file (`print >`).
+/// Every way of reading its slashes that leaves no string or regex open
+/// must find it inert, and the reading by context (awk's own) must be one
+/// of those.
 pub fn awk_program_inert(program: &str) -> bool {
+    // A backslash-newline joins lines (it must not end a statement).
+    let program = program.replace("\\\n", " ");
+    let by_context = awk_reading(&program, Slash::ByContext);
+    by_context == Some(true)
+        && [Slash::AfterOperators, Slash::Always]
+            .iter()
+            .all(|s| awk_reading(&program, *s) != Some(false))
+}
+
+/// One reading: inert, not inert, or `None` when strings or regexes stay
+/// open (awk would not read it so).
+fn awk_reading(program: &str, slash: Slash) -> Option<bool> {
     let b: Vec<char> = program.chars().collect();
     let mut i = 0;
     let mut code = String::with_capacity(b.len());
-    // Previous significant character, to tell a regex from a division.
+    // The previous significant character and word, to tell a regex from
+    // a division.
     let mut prev = '\n';
+    let mut word = String::new();
     while i < b.len() {
         let c = b[i];
+        let no_operand = matches!(
+            prev,
+            '\n' | '(' | ',' | '{' | '}' | ';' | '!' | '~' | '&' | '|' | '=' | '?' | ':'
+        );
+        let regex_here = match slash {
+            Slash::AfterOperators => no_operand,
+            Slash::Always => true,
+            Slash::ByContext => {
+                no_operand || matches!(word.as_str(), "print" | "printf" | "return" | "in" | "case")
+            }
+        };
         match c {
             '"' => {
                 i += 1;
                 while i < b.len() && b[i] != '"' {
+                    if b[i] == '\n' {
+                        return None;
+                    }
                     if b[i] == '\\' {
                         i += 1;
                     }
                     i += 1;
+                }
+                if i >= b.len() {
+                    return None;
                 }
                 i += 1;
                 code.push_str("\"\"");
                 prev = '"';
+                word.clear();
                 continue;
             }
-            '/' if matches!(
-                prev,
-                '\n' | '(' | ',' | '{' | '}' | ';' | '!' | '~' | '&' | '|' | '=' | '?' | ':'
-            ) =>
-            {
+            '/' if regex_here => {
                 i += 1;
                 while i < b.len() && b[i] != '/' {
                     if b[i] == '\n' {
-                        return false;
+                        return None;
                     }
                     if b[i] == '\\' {
                         i += 1;
                     }
                     i += 1;
                 }
+                if i >= b.len() {
+                    return None;
+                }
                 i += 1;
                 code.push_str("//");
                 prev = '/';
+                word.clear();
                 continue;
             }
             '#' => {
@@ -214,6 +264,14 @@ pub fn awk_program_inert(program: &str) -> bool {
             _ => {}
         }
         code.push(c);
+        if c.is_ascii_alphanumeric() || c == '_' {
+            if !(prev.is_ascii_alphanumeric() || prev == '_') {
+                word.clear();
+            }
+            word.push(c);
+        } else if !c.is_whitespace() || c == '\n' {
+            word.clear();
+        }
         if !c.is_whitespace() || c == '\n' {
             prev = c;
         }
@@ -223,10 +281,10 @@ pub fn awk_program_inert(program: &str) -> bool {
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .collect::<Vec<_>>();
     if words.iter().any(|w| matches!(*w, "system" | "getline")) || code.contains('@') {
-        return false;
+        return Some(false);
     }
     if code.replace("||", "").contains('|') {
-        return false;
+        return Some(false);
     }
     // `>` inside a print statement (outside parentheses) redirects it.
     let mut in_print = false;
@@ -251,12 +309,12 @@ pub fn awk_program_inert(program: &str) -> bool {
             ';' | '{' | '}' | '\n' => in_print = false,
             '(' => depth += 1,
             ')' => depth -= 1,
-            '>' if in_print && depth <= 0 => return false,
+            '>' if in_print && depth <= 0 => return Some(false),
             _ => {}
         }
         k += 1;
     }
-    true
+    Some(true)
 }
 
 #[cfg(test)]
@@ -302,6 +360,8 @@ mod tests {
             "s/[/]/x/w out",
             "s/a/b",
             "1!w x",
+            ":a w out",
+            "b x w out\n:x",
         ] {
             assert!(!sed_script_inert(bad), "{bad}");
         }
@@ -333,6 +393,8 @@ mod tests {
             "{f=\"system\"; @f(\"id\")}",
             "{print |& \"cat\"}",
             "{ x = a / 2; system(\"id\") }",
+            "BEGIN { print /\"/; print 1 > \"out\" }",
+            "BEGIN{print \"x\" \\\n> \"out\"}",
         ] {
             assert!(!awk_program_inert(bad), "{bad}");
         }

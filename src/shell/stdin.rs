@@ -139,7 +139,7 @@ impl Analyzer<'_> {
 }
 
 /// A program that decodes or unscrambles its input.
-fn decodes(name: &str, args: &[&str]) -> bool {
+pub(super) fn decodes(name: &str, args: &[&str]) -> bool {
     let flag = |f: &str| {
         args.iter().any(|a| {
             *a == f

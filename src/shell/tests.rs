@@ -509,6 +509,7 @@ fn attack_corpus() {
             "M" => a.risk.level >= Risk::Medium && !a.read_only,
             "L" => a.risk.level == Risk::Low && !a.read_only,
             "A" => a.read_only && a.banned.is_none(),
+            "K" => !a.read_only && a.unknown.is_none(),
             _ => false,
         };
         if !ok {

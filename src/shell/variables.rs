@@ -125,9 +125,12 @@ fn listed(list: &[&str], name: &str) -> bool {
     })
 }
 
-/// Setting it keeps a command inert.
-pub fn inert(name: &str) -> bool {
-    listed(INERT, name) || name.starts_with("LC_")
+/// Setting it to this value keeps a command inert. (A time zone or locale
+/// that is a path makes the C library read that file.)
+pub fn inert(name: &str, value: &str) -> bool {
+    let path = value.starts_with(['/', ':', '.', '~']) || value.contains("..");
+    (listed(INERT, name) || name.starts_with("LC_"))
+        && !(path && (name == "TZ" || name.starts_with("LC_") || name.starts_with("LANG")))
 }
 
 /// Setting it can change which program runs or what code it loads.
@@ -180,7 +183,12 @@ impl Taint {
 
     /// Why an evaluation in the script could run hidden code, if it can.
     pub fn hidden(&self, script: &Script) -> Option<String> {
-        for e in &script.evaluations {
+        self.hidden_in(&script.evaluations)
+    }
+
+    /// [`Taint::hidden`] for these evaluations.
+    pub fn hidden_in(&self, evaluations: &[Evaluation]) -> Option<String> {
+        for e in evaluations {
             let why = match e {
                 Evaluation::Arithmetic(vars) => vars.iter().find(|v| self.tainted(v)).map(|v| {
                     format!(
@@ -266,7 +274,30 @@ impl Analyzer<'_> {
                 self.script(&format!(": {inner}"), cwd.clone(), depth + 1);
             }
         }
-        if let Some(why) = taint.hidden(script) {
+        // `let y=x`, `declare -i y=x`: the values are arithmetic too.
+        let mut more = Vec::new();
+        for c in &script.commands {
+            let words: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
+            let integer = matches!(
+                words.first(),
+                Some(&("declare" | "typeset" | "local" | "export" | "readonly"))
+            ) && words[1..]
+                .iter()
+                .any(|w| w.starts_with('-') && w.contains('i'));
+            if words.first() == Some(&"let") || integer {
+                for w in &words[1..] {
+                    let value = if integer {
+                        w.split_once('=').map_or("", |(_, v)| v)
+                    } else {
+                        w
+                    };
+                    more.push(Evaluation::Arithmetic(
+                        identifiers(value).into_iter().map(str::to_string).collect(),
+                    ));
+                }
+            }
+        }
+        if let Some(why) = taint.hidden(script).or_else(|| taint.hidden_in(&more)) {
             self.unknown(&format!("hidden code: it {why}"), "an evaluated value");
         }
         // Names whose subscripts bash evaluates when a builtin sets them.
@@ -337,7 +368,17 @@ mod tests {
 
     #[test]
     fn variable_lists() {
-        assert!(inert("LC_ALL") && inert("LANG") && !inert("PATH") && !inert("FOO"));
+        assert!(
+            inert("LC_ALL", "C")
+                && inert("LANG", "C.UTF-8")
+                && !inert("PATH", "x")
+                && !inert("FOO", "1")
+        );
+        assert!(
+            inert("TZ", "Europe/Paris")
+                && !inert("TZ", "/etc/shadow")
+                && !inert("TZ", ":/etc/shadow")
+        );
         assert!(runs_code("PATH") && runs_code("LD_PRELOAD") && runs_code("GIT_SSH_COMMAND"));
         assert!(runs_code("npm_config_script_shell") && !runs_code("FOO"));
     }

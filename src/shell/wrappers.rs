@@ -3,6 +3,10 @@
 //! judges the program inside; the wrappers are kept for bans and risk
 //! (`sudo` is escalation) and what they change (`env FOO=1`, `env -C dir`,
 //! arguments that arrive on standard input).
+//!
+//! Each wrapper's options are listed with whether they take a value: an
+//! option not listed makes the program inside unknown, since nothing here
+//! can tell whether the next word is that option's value or the program.
 
 use super::parse::Word;
 
@@ -24,25 +28,27 @@ pub struct Unwrapped {
     pub assignments: Vec<String>,
     /// `env -C dir`: the directory the program runs in.
     pub chdir: Option<Word>,
+    /// An option of a wrapper that is not known (`env -x`): the program
+    /// inside cannot be told.
+    pub unknown_option: Option<String>,
 }
 
 /// Wrappers that change nothing about the program inside but its
 /// scheduling, priority, buffering or time limit.
 pub const INERT: &[&str] = &[
     "nohup",
-    "time",
     "nice",
     "ionice",
     "timeout",
     "stdbuf",
     "taskset",
-    "chrt",
     "setsid",
     "caffeinate",
     "chronic",
     "unbuffer",
     "command",
     "busybox",
+    "toybox",
     "then",
     "do",
     "env",
@@ -59,45 +65,239 @@ pub fn basename(program: &str) -> &str {
     program.rsplit('/').next().unwrap_or(program)
 }
 
-/// Options of each wrapper that take a value; `None` for a program that
-/// is not a wrapper.
-fn valued(name: &str) -> Option<&'static [&'static str]> {
-    Some(match name {
-        "sudo" | "doas" => &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"],
-        "env" => &["-u", "--unset", "-C", "--chdir"],
-        "nice" => &["-n", "--adjustment"],
-        "ionice" => &["-c", "-n", "-p"],
-        "timeout" => &["-s", "-k", "--signal", "--kill-after"],
-        "stdbuf" => &["-i", "-o", "-e"],
-        "xargs" => &[
-            "-n",
-            "-I",
-            "-P",
-            "-L",
-            "-d",
-            "-a",
-            "-E",
-            "-s",
-            "--max-args",
-            "--replace",
-            "--delimiter",
-            "--max-procs",
-            "--arg-file",
-            "--max-lines",
-            "--eof",
-            "--max-chars",
-            "--process-slot-var",
-        ],
-        "command" | "builtin" | "exec" | "nohup" | "time" | "unbuffer" | "pkexec" | "run0"
-        | "caffeinate" | "chronic" | "flock" | "then" | "do" | "setsid" | "coproc" | "unshare"
-        | "busybox" | "nsenter" | "chroot" | "firejail" | "torsocks" | "proxychains"
-        | "proxychains4" | "catchsegv" | "faketime" => &["-a"],
-        "taskset" => &["-c", "--cpu-list"],
-        "npx" | "pnpx" | "bunx" => &["-p", "--package", "-c", "--call"],
-        "chrt" => &["-p"],
-        "strace" | "ltrace" => &["-o", "-e", "-p", "-s", "-u", "-E"],
-        _ => return None,
-    })
+/// A wrapper's options: without a value, and with one (`-n 5`, `-n5`,
+/// `--adjustment=5`); `extra`: words it takes before the program
+/// (`timeout DURATION`, `flock FILE`).
+struct Spec {
+    flags: &'static [&'static str],
+    valued: &'static [&'static str],
+    extra: usize,
+}
+
+fn spec(name: &str) -> Option<Spec> {
+    let s = |flags, valued, extra| {
+        Some(Spec {
+            flags,
+            valued,
+            extra,
+        })
+    };
+    match name {
+        "sudo" | "doas" => s(
+            &[
+                "-A",
+                "-b",
+                "-E",
+                "-e",
+                "-H",
+                "-i",
+                "-K",
+                "-k",
+                "-n",
+                "-P",
+                "-S",
+                "-s",
+                "-B",
+                "--preserve-env",
+                "--login",
+                "--shell",
+                "--non-interactive",
+                "--background",
+            ],
+            &[
+                "-u",
+                "-g",
+                "-C",
+                "-D",
+                "-h",
+                "-p",
+                "-r",
+                "-t",
+                "-U",
+                "-T",
+                "-R",
+                "--user",
+                "--group",
+                "--chdir",
+                "--chroot",
+                "--host",
+                "--prompt",
+                "--role",
+                "--type",
+                "--other-user",
+                "--command-timeout",
+                "--close-from",
+            ],
+            0,
+        ),
+        "env" => s(
+            &[
+                "-i",
+                "-0",
+                "-v",
+                "--null",
+                "--ignore-environment",
+                "--debug",
+                "--list-signal-handling",
+            ],
+            &[
+                "-u",
+                "--unset",
+                "-C",
+                "--chdir",
+                "-S",
+                "--split-string",
+                "-a",
+                "--argv0",
+                "--ignore-signal",
+                "--default-signal",
+                "--block-signal",
+            ],
+            0,
+        ),
+        "nice" => s(&[], &["-n", "--adjustment"], 0),
+        "ionice" => s(
+            &["-t", "--ignore"],
+            &[
+                "-c",
+                "-n",
+                "-p",
+                "-P",
+                "-u",
+                "--class",
+                "--classdata",
+                "--pid",
+                "--pgid",
+                "--uid",
+            ],
+            0,
+        ),
+        "timeout" => s(
+            &["--preserve-status", "--foreground", "-v", "--verbose"],
+            &["-s", "-k", "--signal", "--kill-after"],
+            1,
+        ),
+        "stdbuf" => s(
+            &[],
+            &["-i", "-o", "-e", "--input", "--output", "--error"],
+            0,
+        ),
+        "xargs" => s(
+            &[
+                "-0",
+                "--null",
+                "-r",
+                "--no-run-if-empty",
+                "-t",
+                "--verbose",
+                "-x",
+                "--exit",
+                "-o",
+                "--open-tty",
+                "-p",
+                "--interactive",
+            ],
+            &[
+                "-n",
+                "-I",
+                "-P",
+                "-L",
+                "-d",
+                "-a",
+                "-E",
+                "-s",
+                "--max-args",
+                "--replace",
+                "--delimiter",
+                "--max-procs",
+                "--arg-file",
+                "--max-lines",
+                "--eof",
+                "--max-chars",
+                "--process-slot-var",
+            ],
+            0,
+        ),
+        "command" => s(&["-p"], &[], 0),
+        "nohup" | "busybox" | "toybox" | "then" | "do" | "builtin" | "coproc" => s(&[], &[], 0),
+        "setsid" => s(&["-c", "-f", "-w", "--ctty", "--fork", "--wait"], &[], 0),
+        "taskset" => s(
+            &["-a", "-p", "--all-tasks", "--pid"],
+            &["-c", "--cpu-list"],
+            0,
+        ),
+        "caffeinate" => s(&["-d", "-i", "-m", "-s", "-u"], &["-t", "-w"], 0),
+        "chronic" => s(&["-e", "-v"], &[], 0),
+        "unbuffer" => s(&["-p"], &[], 0),
+        "exec" => s(&["-c", "-l"], &["-a"], 0),
+        "time" => s(
+            &[
+                "-p",
+                "-a",
+                "-v",
+                "-q",
+                "--portability",
+                "--append",
+                "--verbose",
+                "--quiet",
+            ],
+            &["-o", "-f", "--output", "--format"],
+            0,
+        ),
+        "pkexec" | "run0" => s(&["--disable-internal-agent", "--keep-cwd"], &["--user"], 0),
+        "flock" => s(
+            &[
+                "-s",
+                "-x",
+                "-n",
+                "-u",
+                "-o",
+                "-E",
+                "--shared",
+                "--exclusive",
+                "--nonblock",
+                "--unlock",
+                "--close",
+            ],
+            &["-w", "-c", "--timeout", "--command", "--conflict-exit-code"],
+            1,
+        ),
+        "chroot" => s(&["--skip-chdir"], &["--userspec", "--groups"], 1),
+        "unshare" | "nsenter" | "firejail" | "torsocks" | "proxychains" | "proxychains4"
+        | "catchsegv" | "faketime" | "chrt" | "strace" | "ltrace" | "npx" | "pnpx" | "bunx" => {
+            // Not inert anyway (they need approval); their options are
+            // many, so only their value-taking ones are listed.
+            s(
+                &[],
+                match name {
+                    "npx" | "pnpx" | "bunx" => &["-p", "--package", "-c", "--call"],
+                    "chrt" => &["-p"],
+                    "strace" | "ltrace" => &["-o", "-e", "-p", "-s", "-u", "-E"],
+                    _ => &[],
+                },
+                0,
+            )
+        }
+        _ => None,
+    }
+}
+
+/// Whether `t` is one of `options`, or one of them with its value attached
+/// (`-n5`, `--adjustment=5`).
+fn takes(options: &[&str], t: &str) -> Option<bool> {
+    for o in options {
+        if t == *o {
+            return Some(true); // the value is the next word
+        }
+        if o.starts_with("--") {
+            if t.strip_prefix(o).is_some_and(|r| r.starts_with('=')) {
+                return Some(false);
+            }
+        } else if o.len() == 2 && t.starts_with(o) && t.len() > 2 {
+            return Some(false);
+        }
+    }
+    None
 }
 
 /// Strips wrappers and returns what they are and change.
@@ -106,7 +306,7 @@ pub fn unwrap(words: &[Word]) -> Unwrapped {
     let mut i = 0;
     while let Some(w) = words.get(i) {
         let name = basename(&w.text);
-        let Some(valued) = valued(name) else { break };
+        let Some(spec) = spec(name) else { break };
         if name == "command"
             && words
                 .get(i + 1)
@@ -122,9 +322,6 @@ pub fn unwrap(words: &[Word]) -> Unwrapped {
         });
         let xargs = name == "xargs";
         out.args_from_input |= xargs;
-        if xargs {
-            out.replace = None;
-        }
         i += 1;
         while let Some(opt) = words.get(i) {
             let t = opt.text.as_str();
@@ -133,24 +330,62 @@ pub fn unwrap(words: &[Word]) -> Unwrapped {
                 i += 1;
                 continue;
             }
-            if name == "env" && (t == "-S" || t == "--split-string" || t.starts_with("-S")) {
+            if !t.starts_with('-') || t == "-" {
+                break;
+            }
+            i += 1;
+            if t == "--" {
+                break;
+            }
+            if opt.dynamic {
+                out.unknown_option = Some(t.to_string());
+                continue;
+            }
+            // `nice -5`, `xargs -i`: old forms.
+            if (name == "nice" && t[1..].chars().all(|c| c.is_ascii_digit()))
+                || (xargs && matches!(t, "-i" | "-l" | "-e"))
+            {
+                if t == "-i" {
+                    out.replace = Some("{}".into());
+                }
+                continue;
+            }
+            if spec.flags.contains(&t) {
+                continue;
+            }
+            let Some(separate) = takes(spec.valued, t) else {
+                out.unknown_option = Some(t.to_string());
+                continue;
+            };
+            let value: Option<String> = if separate {
+                let v = words.get(i).map(|w| w.text.clone());
+                i += 1;
+                v
+            } else {
+                Some(
+                    t.split_once('=')
+                        .filter(|_| t.starts_with("--"))
+                        .map_or(&t[2..], |(_, v)| v)
+                        .to_string(),
+                )
+            };
+            let key = t.split('=').next().unwrap_or(t);
+            let key = if key.starts_with("--") {
+                key
+            } else {
+                &key[..2]
+            };
+            if name == "env" && matches!(key, "-S" | "--split-string") {
                 // `env -S "rm -rf ~"`: the value is split into the command.
-                let (value, skip) = match t.strip_prefix("-S").filter(|v| !v.is_empty()) {
-                    Some(v) => (Some(Word::literal(v)), 1),
-                    None => (words.get(i + 1).cloned(), 2),
-                };
                 let mut rebuilt: Vec<Word> = value
-                    .map(|w| {
-                        w.text
-                            .split_whitespace()
-                            .map(|p| Word {
-                                dynamic: w.dynamic,
-                                ..Word::literal(p)
-                            })
-                            .collect()
+                    .unwrap_or_default()
+                    .split_whitespace()
+                    .map(|p| Word {
+                        dynamic: opt.dynamic,
+                        ..Word::literal(p)
                     })
-                    .unwrap_or_default();
-                rebuilt.extend(words.iter().skip(i + skip).cloned());
+                    .collect();
+                rebuilt.extend(words.iter().skip(i).cloned());
                 let inner = unwrap(&rebuilt);
                 out.wrappers.extend(inner.wrappers);
                 out.words = inner.words;
@@ -159,49 +394,27 @@ pub fn unwrap(words: &[Word]) -> Unwrapped {
                 out.replace = out.replace.or(inner.replace);
                 out.assignments.extend(inner.assignments);
                 out.chdir = out.chdir.or(inner.chdir);
+                out.unknown_option = out.unknown_option.or(inner.unknown_option);
                 return out;
             }
-            if !t.starts_with('-') || t == "-" {
-                break;
-            }
-            i += 1;
-            if t == "--" {
-                break;
-            }
-            if name == "env" && (t == "-C" || t == "--chdir") {
-                out.chdir = words.get(i).cloned();
-            } else if let Some(dir) = t.strip_prefix("--chdir=") {
-                out.chdir = Some(Word::literal(dir));
+            if name == "env" && matches!(key, "-C" | "--chdir") {
+                out.chdir = value.clone().map(|v| Word {
+                    dynamic: words.get(i - 1).is_some_and(|w| w.dynamic),
+                    ..Word::literal(&v)
+                });
             }
             if xargs {
-                match t {
+                match key {
                     "-a" | "--arg-file" => out.args_from_file = true,
-                    _ if t.starts_with("--arg-file=") => out.args_from_file = true,
-                    "-I" | "--replace" => {
-                        out.replace = words.get(i).map(|r| r.text.clone());
-                    }
-                    "-i" => out.replace = Some("{}".into()),
-                    _ if t.starts_with("-I") && t.len() > 2 => {
-                        out.replace = Some(t[2..].to_string())
-                    }
-                    _ if t.starts_with("--replace=") => {
-                        out.replace = Some(t["--replace=".len()..].to_string())
-                    }
+                    "-I" | "--replace" => out.replace = value,
                     _ => {}
                 }
             }
-            if valued.contains(&t) {
-                i += 1;
+        }
+        for _ in 0..spec.extra {
+            if words.get(i).is_some() {
+                i += 1; // the duration, the lock file, the new root
             }
-        }
-        if name == "timeout" && words.get(i).is_some() {
-            i += 1; // the duration
-        }
-        if name == "flock" && words.get(i).is_some() {
-            i += 1; // the lock file
-        }
-        if name == "chroot" && words.get(i).is_some() {
-            i += 1; // the new root
         }
         if (name == "taskset" || name == "chrt")
             && words.get(i).is_some_and(|w| {
@@ -210,7 +423,7 @@ pub fn unwrap(words: &[Word]) -> Unwrapped {
                     .all(|c| c.is_ascii_hexdigit() || c == 'x' || c == ',' || c == '-')
             })
         {
-            i += 1; // the CPU mask or priority
+            i += 1; // the CPU mask, the priority
         }
     }
     out.words = words[i.min(words.len())..].to_vec();
@@ -245,7 +458,20 @@ mod tests {
         assert!(u.args_from_input && u.words[2].dynamic);
         let u = unwrap(&words("env -C /etc cat passwd"));
         assert_eq!(u.chdir.unwrap().text, "/etc");
+        let u = unwrap(&words("env -C/etc cat passwd"));
+        assert_eq!(u.chdir.unwrap().text, "/etc");
         assert_eq!(unwrap(&words("command -v ls")).words.len(), 3);
         assert!(unwrap(&words("xargs -a list cat")).args_from_file);
+        let u = unwrap(&words("env --split-string=rm x"));
+        assert_eq!(u.words[0].text, "rm");
+        assert_eq!(unwrap(&words("env -a x rm y")).words[0].text, "rm");
+        assert_eq!(unwrap(&words("time -o out rm y")).words[0].text, "rm");
+        assert_eq!(unwrap(&words("toybox rm y")).words[0].text, "rm");
+        assert!(
+            unwrap(&words("env --frobnicate rm y"))
+                .unknown_option
+                .is_some()
+        );
+        assert!(unwrap(&words("nice -5 rm y")).unknown_option.is_none());
     }
 }

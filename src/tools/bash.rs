@@ -223,9 +223,11 @@ fn subjects(a: &Analysis) -> Subjects {
             .extend(p.hosts.iter().map(|h| crate::permission::normalize_host(h)));
         s.unknown_reads |= p.unknown_reads;
         s.unknown_writes |= p.unknown_writes;
+        s.unknown_hosts |= p.unknown_hosts;
         s.commands.push(CommandSubject {
             text: p.text.clone(),
             canonical: p.canonical.clone(),
+            aliases: p.aliases.clone(),
             assignments: p.assignments.clone(),
             known: p.program_known,
             needs_approval: p.needs_approval,

@@ -47,6 +47,26 @@ pub(super) const ROWS: &[Row] = &[
     check(&["rsync"], files::rsync),
     cases(&["truncate"], &[(Always, Medium, IN_PLACE)]),
     cases(
+        &["ed", "ex", "vi", "vim", "nvim", "emacs", "nano", "red"],
+        &[(
+            Always,
+            Medium,
+            "edits files with an editor run from the command line",
+        )],
+    ),
+    cases(
+        &["awk", "gawk"],
+        &[(
+            AnyOf(&[
+                Pair("-i", "inplace"),
+                Pair("--include", "inplace"),
+                ArgPrefix(&["-iinplace", "--include=inplace"]),
+            ]),
+            Medium,
+            IN_PLACE,
+        )],
+    ),
+    cases(
         &["sed"],
         &[(
             AnyOf(&[Flag('i', "--in-place"), ArgPrefix(&["-i", "--in-place"])]),

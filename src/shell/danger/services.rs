@@ -52,14 +52,27 @@ fn runs_commands(key: &str, value: &str) -> bool {
 
 /// `git config KEY VALUE` or `git -c KEY=VALUE` setting such an option.
 fn sets_command_option(a: &[&str]) -> bool {
-    let dash_c = a.windows(2).any(|w| {
-        w[0] == "-c"
-            && w[1]
-                .split_once('=')
-                .is_none_or(|(k, v)| runs_commands(k, v))
-    }) || a
-        .iter()
-        .any(|x| x.starts_with("--config-env") || x.starts_with("--exec-path"));
+    // git's own options come before the subcommand (`git switch -c x` is
+    // a branch name, not a setting).
+    let mut dash_c = false;
+    let mut i = 0;
+    while let Some(x) = a.get(i) {
+        match *x {
+            "-c" => {
+                dash_c |= a
+                    .get(i + 1)
+                    .is_none_or(|kv| kv.split_once('=').is_none_or(|(k, v)| runs_commands(k, v)));
+                i += 2;
+            }
+            "-C" | "--git-dir" | "--work-tree" | "--namespace" => i += 2,
+            x if x.starts_with("--config-env") || x.starts_with("--exec-path") => {
+                dash_c = true;
+                i += 1;
+            }
+            x if x.starts_with('-') => i += 1,
+            _ => break,
+        }
+    }
     let config = a.iter().position(|x| *x == "config").is_some_and(|i| {
         let rest: Vec<&str> = a[i + 1..]
             .iter()
@@ -76,6 +89,16 @@ fn sets_command_option(a: &[&str]) -> bool {
 
 /// Subcommands that change the repository, without losing anything.
 const GIT_CHANGES: &[&str] = &[
+    "symbolic-ref",
+    "replace",
+    "update-ref",
+    "hash-object",
+    "commit-tree",
+    "mktag",
+    "mktree",
+    "fast-import",
+    "pack-refs",
+    "rerere",
     "add",
     "commit",
     "merge",

@@ -118,10 +118,17 @@ impl Walker<'_> {
                 self.dynamic_word(node)
             }
             "array" => {
-                let parts: Vec<Word> = named_children(node)
-                    .into_iter()
-                    .map(|c| self.word(c))
-                    .collect();
+                let children = named_children(node);
+                for c in &children {
+                    // `([x]=1)`: the key of an indexed array is arithmetic.
+                    let t = self.text(*c);
+                    if let Some(key) = t.strip_prefix('[').and_then(|k| k.split_once("]=")) {
+                        self.script
+                            .evaluations
+                            .push(Evaluation::Arithmetic(identifiers(key.0)));
+                    }
+                }
+                let parts: Vec<Word> = children.into_iter().map(|c| self.word(c)).collect();
                 let text = parts
                     .iter()
                     .map(|p| p.text.as_str())
@@ -202,6 +209,12 @@ impl Walker<'_> {
             self.script
                 .evaluations
                 .push(Evaluation::Prompt(name.clone()));
+        }
+        if let Some(offsets) = substring_offsets(&raw) {
+            // `${s:x}`, `${a[@]:x:y}`: offset and length are arithmetic.
+            self.script
+                .evaluations
+                .push(Evaluation::Arithmetic(identifiers(offsets)));
         }
         let known = |text: &str| Word {
             text: text.to_string(),
@@ -326,4 +339,34 @@ impl Walker<'_> {
             }
         }
     }
+}
+
+/// The offset (and length) part of `${name:offset:length}`, if the
+/// expansion is a substring one (not `${x:-default}` and friends).
+fn substring_offsets(raw: &str) -> Option<&str> {
+    let body = raw.strip_prefix("${")?.strip_suffix('}')?;
+    let name_end = if let Some(rest) = body.strip_prefix(['@', '*', '#', '?', '$', '!', '-']) {
+        body.len() - rest.len()
+    } else {
+        body.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(body.len())
+    };
+    let mut rest = &body[name_end..];
+    if rest.starts_with('[') {
+        rest = &rest[rest.find(']')? + 1..];
+    }
+    let offsets = rest.strip_prefix(':')?;
+    (!offsets.starts_with(['-', '=', '?', '+'])).then_some(offsets)
+}
+
+/// Names in arithmetic text (`i+1` → `i`; `a[j]` → `a`, `j`).
+fn identifiers(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| {
+            w.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        })
+        .map(str::to_string)
+        .collect()
 }

@@ -141,9 +141,59 @@ pub(super) fn uniq(args: &[&str]) -> bool {
 }
 
 /// A second operand is an output file; `-r` turns a dump back into bytes.
+/// xxd matches options by prefix (`-ps` is `-postscript`), so each option
+/// must be one of these spellings exactly; a second operand is an output
+/// file; `-r` turns a dump back into bytes.
 pub(super) fn xxd(args: &[&str]) -> bool {
-    const XXD: Spec = spec("bCeEipsuda", "clgosnR", &[], &[]);
-    operands(&XXD, args).is_some_and(|o| o.len() <= 1)
+    const FLAGS: &[&str] = &[
+        "-a",
+        "-autoskip",
+        "-b",
+        "-bits",
+        "-C",
+        "-capitalize",
+        "-E",
+        "-EBCDIC",
+        "-e",
+        "-i",
+        "-include",
+        "-p",
+        "-ps",
+        "-postscript",
+        "-plain",
+        "-u",
+        "-d",
+    ];
+    const VALUED: &[&str] = &[
+        "-c",
+        "-cols",
+        "-g",
+        "-groupsize",
+        "-l",
+        "-len",
+        "-o",
+        "-offset",
+        "-s",
+        "-seek",
+        "-n",
+        "-name",
+    ];
+    let mut operands = 0;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if FLAGS.contains(a) {
+            continue;
+        }
+        if VALUED.contains(a) {
+            it.next();
+            continue;
+        }
+        if a.starts_with('-') && *a != "-" {
+            return false;
+        }
+        operands += 1;
+    }
+    operands <= 1
 }
 
 pub(super) fn base64(args: &[&str]) -> bool {
@@ -311,11 +361,28 @@ pub(super) fn set(args: &[&str]) -> bool {
 }
 
 /// Plain variable names only: a subscript (`a[$(cmd)]`) is evaluated.
+/// Plain variable names only: a subscript (`a[$(cmd)]`) is evaluated, and
+/// a name like `PATH` or `IFS` changes what later words mean.
 pub(super) fn read(args: &[&str]) -> bool {
-    const READ: Spec = spec("rsea", "dnNptui", &[], &[]);
-    let identifier =
-        |a: &str| !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    operands(&READ, args).is_some_and(|o| o.iter().all(|a| identifier(a)))
+    const READ: Spec = spec("rse", "adnNptui", &[], &[]);
+    let plain = |a: &str| {
+        !a.is_empty()
+            && a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !crate::shell::variables::runs_code(a)
+            && !crate::shell::variables::exported(a)
+    };
+    let array = args
+        .iter()
+        .position(|a| *a == "-a")
+        .and_then(|p| args.get(p + 1));
+    operands(&READ, args).is_some_and(|o| o.iter().chain(array).all(|a| plain(a)))
+}
+
+/// `jobs -x CMD` runs CMD.
+pub(super) fn jobs(args: &[&str]) -> bool {
+    args.iter()
+        .all(|a| matches!(*a, "-l" | "-n" | "-p" | "-r" | "-s" | "-lp" | "-pl"))
+        || args.iter().all(|a| !a.starts_with('-'))
 }
 
 pub(super) fn umask(args: &[&str]) -> bool {

@@ -295,7 +295,8 @@ pub(super) fn git(args: &[&str]) -> bool {
     let banned = rest.iter().any(|a| {
         let name = a.split('=').next().unwrap_or(a);
         (name.len() >= 4 && name.starts_with("--") && BANNED.iter().any(|b| b.starts_with(name)))
-            || a.starts_with("-O")
+            // `-O` also inside a cluster: `git grep -iOcmd`.
+            || (a.starts_with('-') && !a.starts_with("--") && a.contains('O'))
             || a.contains("ext::")
     });
     if banned {
@@ -308,8 +309,12 @@ pub(super) fn git(args: &[&str]) -> bool {
         | "count-objects" | "var" | "version" | "annotate" | "range-diff" | "cherry"
         | "verify-commit" | "diff-tree" | "diff-files" | "diff-index" | "check-attr"
         | "symbolic-ref" | "show-branch" => {
-            // `symbolic-ref NAME REF` sets it.
-            !(sub == "symbolic-ref" && rest.iter().filter(|a| !a.starts_with('-')).count() > 1)
+            // `symbolic-ref NAME REF` sets it, `-d` deletes it.
+            !(sub == "symbolic-ref"
+                && (rest.iter().filter(|a| !a.starts_with('-')).count() > 1
+                    || rest.iter().any(|a| {
+                        a.starts_with('-') && !matches!(*a, "-q" | "--quiet" | "--short")
+                    })))
         }
         "help" => rest.iter().all(|a| !a.starts_with('-')),
         "branch" => rest.iter().all(|a| {

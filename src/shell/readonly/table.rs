@@ -172,7 +172,7 @@ pub(super) const LIST: &[Entry] = &[
     ]),
     // Shell builtins that change nothing (`cd` is followed by the analysis).
     any(&[
-        "cd", "pushd", "popd", "dirs", "wait", "jobs", "times", "caller", ":", "break", "continue",
+        "cd", "pushd", "popd", "dirs", "wait", "times", "caller", ":", "break", "continue",
         "return", "exit", "shift", "help",
     ]),
     only(
@@ -468,6 +468,7 @@ pub(super) const LIST: &[Entry] = &[
     custom(&["test", "["], test),
     custom(&["printf"], printf),
     custom(&["umask"], umask),
+    custom(&["jobs"], jobs),
     custom(&["set"], set),
     custom(&["read"], read),
     custom(&["find"], find),

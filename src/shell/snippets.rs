@@ -1,0 +1,826 @@
+//! Whether an interpreter one-liner is a known program or could start any
+//! program. A language runtime can reach a process API in endless ways
+//! (`os.system`, `vars(os)["sys"+"tem"]`, `[].constructor.constructor`),
+//! so the test is an allow list: every name the code uses, outside plain
+//! string literals, must be on the list for its language. Python and
+//! JavaScript have lists (the one-liners models write: `print(1+1)`,
+//! `json.load(sys.stdin)`, `console.log(JSON.parse(s).x)`); code in any
+//! other language could start any program.
+
+/// Names Python code may use at the top level.
+const PYTHON_NAMES: &[&str] = &[
+    // keywords
+    "and",
+    "or",
+    "not",
+    "in",
+    "is",
+    "if",
+    "else",
+    "elif",
+    "for",
+    "while",
+    "lambda",
+    "True",
+    "False",
+    "None",
+    "import",
+    "from",
+    "as",
+    "return",
+    "def",
+    "pass",
+    "break",
+    "continue",
+    "try",
+    "except",
+    "finally",
+    "raise",
+    "assert",
+    "del",
+    "yield",
+    "with",
+    "class",
+    // builtins that compute
+    "print",
+    "len",
+    "range",
+    "sum",
+    "min",
+    "max",
+    "abs",
+    "round",
+    "sorted",
+    "reversed",
+    "enumerate",
+    "zip",
+    "map",
+    "filter",
+    "list",
+    "dict",
+    "set",
+    "frozenset",
+    "tuple",
+    "str",
+    "int",
+    "float",
+    "bool",
+    "bytes",
+    "repr",
+    "format",
+    "isinstance",
+    "any",
+    "all",
+    "chr",
+    "ord",
+    "hex",
+    "oct",
+    "bin",
+    "divmod",
+    "pow",
+    "iter",
+    "next",
+    "slice",
+    "input",
+    "complex",
+    "Exception",
+    "ValueError",
+    "KeyError",
+    "TypeError",
+    "IndexError",
+    "StopIteration",
+    // modules without a way to start a program or write a file
+    "json",
+    "sys",
+    "math",
+    "re",
+    "string",
+    "textwrap",
+    "statistics",
+    "itertools",
+    "functools",
+    "collections",
+    "datetime",
+    "time",
+    "decimal",
+    "fractions",
+    "random",
+    "hashlib",
+    "base64",
+    "binascii",
+    "struct",
+    "csv",
+    "pprint",
+    "operator",
+    "unicodedata",
+    "heapq",
+    "bisect",
+    "copy",
+    "uuid",
+    "calendar",
+    "zlib",
+];
+
+/// Names JavaScript code may use at the top level.
+const JS_NAMES: &[&str] = &[
+    "const",
+    "let",
+    "var",
+    "function",
+    "return",
+    "if",
+    "else",
+    "for",
+    "of",
+    "in",
+    "while",
+    "new",
+    "typeof",
+    "instanceof",
+    "true",
+    "false",
+    "null",
+    "undefined",
+    "break",
+    "continue",
+    "try",
+    "catch",
+    "finally",
+    "throw",
+    "console",
+    "JSON",
+    "Math",
+    "Number",
+    "String",
+    "Array",
+    "Object",
+    "Date",
+    "parseInt",
+    "parseFloat",
+    "isNaN",
+    "isFinite",
+    "Set",
+    "Map",
+    "Boolean",
+    "RegExp",
+    "Error",
+    "Buffer",
+    "NaN",
+    "Infinity",
+    "encodeURIComponent",
+    "decodeURIComponent",
+];
+
+/// Attribute and method names (after a `.`), for both languages: reading
+/// and computing only; nothing that names a process, a file, a module
+/// loader or a constructor.
+const ATTRIBUTES: &[&str] = &[
+    // Python
+    "stdin",
+    "stdout",
+    "stderr",
+    "argv",
+    "version",
+    "version_info",
+    "maxsize",
+    "load",
+    "loads",
+    "dump",
+    "dumps",
+    "read",
+    "readline",
+    "readlines",
+    "write",
+    "flush",
+    "split",
+    "rsplit",
+    "strip",
+    "lstrip",
+    "rstrip",
+    "join",
+    "replace",
+    "lower",
+    "upper",
+    "title",
+    "capitalize",
+    "startswith",
+    "endswith",
+    "find",
+    "rfind",
+    "index",
+    "count",
+    "items",
+    "keys",
+    "values",
+    "get",
+    "setdefault",
+    "update",
+    "append",
+    "extend",
+    "insert",
+    "pop",
+    "remove",
+    "sort",
+    "copy",
+    "format",
+    "encode",
+    "decode",
+    "group",
+    "groups",
+    "groupdict",
+    "match",
+    "fullmatch",
+    "search",
+    "sub",
+    "subn",
+    "findall",
+    "finditer",
+    "compile",
+    "escape",
+    "sqrt",
+    "floor",
+    "ceil",
+    "log",
+    "log10",
+    "log2",
+    "exp",
+    "pi",
+    "e",
+    "inf",
+    "nan",
+    "isnan",
+    "fabs",
+    "gcd",
+    "now",
+    "today",
+    "utcnow",
+    "fromtimestamp",
+    "strftime",
+    "strptime",
+    "isoformat",
+    "timestamp",
+    "date",
+    "datetime",
+    "timedelta",
+    "Counter",
+    "defaultdict",
+    "OrderedDict",
+    "namedtuple",
+    "deque",
+    "most_common",
+    "chain",
+    "product",
+    "permutations",
+    "combinations",
+    "groupby",
+    "islice",
+    "reduce",
+    "partial",
+    "lru_cache",
+    "mean",
+    "median",
+    "stdev",
+    "sha256",
+    "sha1",
+    "md5",
+    "hexdigest",
+    "digest",
+    "b64encode",
+    "b64decode",
+    "urlsafe_b64decode",
+    "unpack",
+    "pack",
+    "reader",
+    "writer",
+    "DictReader",
+    "DictWriter",
+    "writerow",
+    "pprint",
+    "itemgetter",
+    "isdigit",
+    "isalpha",
+    "isalnum",
+    "isspace",
+    "zfill",
+    "center",
+    "ljust",
+    "rjust",
+    "splitlines",
+    "partition",
+    "rpartition",
+    "exit",
+    "uuid4",
+    "choice",
+    "randint",
+    "shuffle",
+    "sample",
+    "sleep",
+    "time",
+    "perf_counter",
+    "monotonic",
+    "crc32",
+    "hexlify",
+    "unhexlify",
+    "fill",
+    "wrap",
+    "dedent",
+    "indent",
+    "ascii_letters",
+    "digits",
+    "ascii_lowercase",
+    "ascii_uppercase",
+    "punctuation",
+    "heappush",
+    "heappop",
+    "bisect_left",
+    "bisect_right",
+    "deepcopy",
+    "name",
+    "category",
+    "normalize",
+    // JavaScript
+    "log",
+    "error",
+    "warn",
+    "info",
+    "parse",
+    "stringify",
+    "max",
+    "min",
+    "round",
+    "abs",
+    "pow",
+    "random",
+    "PI",
+    "E",
+    "keys",
+    "entries",
+    "assign",
+    "freeze",
+    "isArray",
+    "from",
+    "of",
+    "length",
+    "map",
+    "filter",
+    "reduce",
+    "forEach",
+    "some",
+    "every",
+    "flat",
+    "flatMap",
+    "includes",
+    "indexOf",
+    "lastIndexOf",
+    "slice",
+    "splice",
+    "concat",
+    "reverse",
+    "push",
+    "shift",
+    "unshift",
+    "fill",
+    "trim",
+    "trimStart",
+    "trimEnd",
+    "toUpperCase",
+    "toLowerCase",
+    "padStart",
+    "padEnd",
+    "repeat",
+    "charAt",
+    "charCodeAt",
+    "codePointAt",
+    "fromCharCode",
+    "substring",
+    "toFixed",
+    "toString",
+    "toISOString",
+    "getTime",
+    "getFullYear",
+    "test",
+    "exec_",
+    "size",
+    "has",
+    "add",
+    "delete",
+    "clear",
+    "set",
+    "localeCompare",
+    "at",
+    "trunc",
+    "sign",
+    "hypot",
+    "cbrt",
+    "parseFloat",
+    "parseInt",
+    "isInteger",
+    "MAX_SAFE_INTEGER",
+];
+
+/// Builtins no local binding may stand for: a name bound somewhere in the
+/// code is allowed, but these could be used before the binding.
+const NEVER_BOUND: &[&str] = &[
+    "exec",
+    "eval",
+    "open",
+    "compile",
+    "getattr",
+    "setattr",
+    "delattr",
+    "globals",
+    "locals",
+    "vars",
+    "breakpoint",
+    "help",
+    "memoryview",
+    "type",
+    "super",
+    "object",
+    "dir",
+    "require",
+    "process",
+    "globalThis",
+    "global",
+    "module",
+    "exports",
+    "import",
+    "this",
+    "window",
+    "Reflect",
+    "Proxy",
+    "Function",
+];
+
+#[derive(Debug, PartialEq)]
+enum Token {
+    /// A name, and whether it follows a `.`.
+    Name(String, bool),
+    Punct(char),
+}
+
+/// The tokens of `code` outside plain string literals; `None` when the code
+/// has something that reaches names another way (an f-string, a template
+/// literal, a non-ASCII name, `@`, `$`, a backslash) or an unclosed string.
+fn tokens(code: &str, js: bool) -> Option<Vec<Token>> {
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut after_dot = false;
+    while i < chars.len() {
+        let c = chars[i];
+        if !c.is_ascii() {
+            return None;
+        }
+        if c == '"' || c == '\'' || c == '`' {
+            let prefix: String = chars[..i]
+                .iter()
+                .rev()
+                .take_while(|p| p.is_ascii_alphabetic())
+                .collect();
+            // f-strings run what is in their braces; template literals
+            // their `${…}`; Python has no backtick strings.
+            if c == '`' || (!js && prefix.to_ascii_lowercase().contains('f')) {
+                return None;
+            }
+            let triple = !js && chars.get(i + 1) == Some(&c) && chars.get(i + 2) == Some(&c);
+            i += if triple { 3 } else { 1 };
+            loop {
+                match chars.get(i) {
+                    None => return None,
+                    Some('\\') => i += 2,
+                    Some(&q) if q == c => {
+                        if !triple {
+                            i += 1;
+                            break;
+                        }
+                        if chars.get(i + 1) == Some(&c) && chars.get(i + 2) == Some(&c) {
+                            i += 3;
+                            break;
+                        }
+                        i += 1;
+                    }
+                    Some('\n') if !triple => return None,
+                    Some(_) => i += 1,
+                }
+            }
+            out.push(Token::Punct('"'));
+            after_dot = false;
+            continue;
+        }
+        if c == '#' && !js {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if c.is_ascii_alphabetic() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            let name: String = chars[start..i].iter().collect();
+            // Python string prefixes (`b"…"`, `r'…'`) go with the string.
+            let quote_next = chars.get(i).is_some_and(|q| *q == '"' || *q == '\'');
+            if !(js || !quote_next || name.len() > 2) {
+                continue;
+            }
+            out.push(Token::Name(name, after_dot));
+            after_dot = false;
+            continue;
+        }
+        if c.is_ascii_digit() {
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '.') {
+                i += 1;
+            }
+            out.push(Token::Punct('0'));
+            after_dot = false;
+            continue;
+        }
+        if matches!(c, '@' | '\\' | '$') {
+            return None;
+        }
+        if !c.is_whitespace() {
+            out.push(Token::Punct(c));
+            after_dot = c == '.';
+        }
+        i += 1;
+    }
+    Some(out)
+}
+
+/// Names the code binds itself: assignment targets, loop variables,
+/// parameters, `as` names, functions and classes it defines.
+fn bound(tokens: &[Token]) -> Vec<&str> {
+    let name = |k: usize| match tokens.get(k) {
+        Some(Token::Name(n, false)) => Some(n.as_str()),
+        _ => None,
+    };
+    let punct = |k: usize, c: char| tokens.get(k) == Some(&Token::Punct(c));
+    let mut out = Vec::new();
+    for k in 0..tokens.len() {
+        let Some(n) = name(k) else { continue };
+        // `x = …` (not `==`), also keyword arguments.
+        if punct(k + 1, '=') && !punct(k + 2, '=') && !punct(k + 2, '>') {
+            out.push(n);
+        }
+        // JS arrow parameters: `x => …`.
+        if punct(k + 1, '=') && punct(k + 2, '>') {
+            out.push(n);
+        }
+        match n {
+            "def" | "class" | "function" | "as" | "const" | "let" | "var" | "catch" => {
+                let mut j = k + 1;
+                while j < tokens.len() && !punct(j, ':') && !punct(j, '=') && !punct(j, '{') {
+                    if let Some(p) = name(j) {
+                        out.push(p);
+                    }
+                    if punct(j, ')') || (n == "as" && j > k + 1) {
+                        break;
+                    }
+                    j += 1;
+                }
+            }
+            "for" | "lambda" => {
+                let mut j = k + 1;
+                while j < tokens.len()
+                    && name(j) != Some("in")
+                    && name(j) != Some("of")
+                    && !punct(j, ':')
+                {
+                    if let Some(p) = name(j) {
+                        out.push(p);
+                    }
+                    j += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    // JS `(a, b) => …`: the names in the parentheses before `=>`.
+    for k in 0..tokens.len() {
+        if punct(k, ')') && punct(k + 1, '=') && punct(k + 2, '>') {
+            let mut j = k;
+            while j > 0 && !punct(j, '(') {
+                j -= 1;
+                if let Some(p) = name(j) {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether `code` in `lang` uses only names on its list (or names it binds
+/// itself) outside plain string literals: then it is a known program that
+/// cannot start others.
+pub fn inert_code(lang: &str, code: &str) -> bool {
+    let (names, js) = if lang.starts_with("python") || lang.starts_with("pypy") {
+        (PYTHON_NAMES, false)
+    } else if matches!(lang, "node" | "nodejs" | "bun" | "deno") {
+        (JS_NAMES, true)
+    } else {
+        return false;
+    };
+    let Some(tokens) = tokens(code, js) else {
+        return false;
+    };
+    let own = bound(&tokens);
+    tokens.iter().enumerate().all(|(k, t)| match t {
+        Token::Punct(_) => true,
+        Token::Name(n, _) if n.starts_with('_') => false,
+        Token::Name(n, true) => {
+            // An attribute of a module or builtin must be on the list; one
+            // of data (`d.name`, `f(x).a`) must not reach code.
+            let of_global = k >= 2
+                && matches!(&tokens[k - 2], Token::Name(root, false) if names.contains(&root.as_str()));
+            if of_global {
+                ATTRIBUTES.contains(&n.as_str())
+            } else {
+                !DATA_NEVER.contains(&n.as_str())
+            }
+        }
+        Token::Name(n, false) => {
+            names.contains(&n.as_str())
+                || (own.contains(&n.as_str()) && !NEVER_BOUND.contains(&n.as_str()))
+        }
+    })
+}
+
+/// Attributes that reach code or the file system from any object: frames
+/// and their globals, constructors and prototypes, module handles, process
+/// and file operations.
+const DATA_NEVER: &[&str] = &[
+    "system",
+    "popen",
+    "spawn",
+    "spawnl",
+    "spawnlp",
+    "spawnv",
+    "spawnvp",
+    "exec",
+    "execv",
+    "execve",
+    "execvp",
+    "execl",
+    "execlp",
+    "fork",
+    "forkpty",
+    "modules",
+    "os",
+    "sys",
+    "subprocess",
+    "builtins",
+    "codecs",
+    "importlib",
+    "constructor",
+    "prototype",
+    "caller",
+    "callee",
+    "arguments",
+    "mainModule",
+    "binding",
+    "dlopen",
+    "require",
+    "child_process",
+    "getPrototypeOf",
+    "setPrototypeOf",
+    "defineProperty",
+    "gi_frame",
+    "gi_code",
+    "f_globals",
+    "f_builtins",
+    "f_locals",
+    "f_back",
+    "tb_frame",
+    "tb_next",
+    "cr_frame",
+    "ag_frame",
+    "co_code",
+    "func_globals",
+    "load_module",
+    "import_module",
+    "run_path",
+    "run_module",
+    "Popen",
+    "check_output",
+    "check_call",
+    "getoutput",
+    "getstatusoutput",
+    "startfile",
+    "posix_spawn",
+    "posix_spawnp",
+    "kill",
+    "killpg",
+    "remove",
+    "unlink",
+    "rmdir",
+    "removedirs",
+    "rmtree",
+    "rename",
+    "renames",
+    "write_text",
+    "write_bytes",
+    "mkdir",
+    "makedirs",
+    "chmod",
+    "chown",
+    "symlink",
+    "link",
+    "truncate",
+    "open",
+    "fdopen",
+    "dup2",
+    "environ",
+    "putenv",
+    "eval",
+    "globals",
+    "locals",
+    "vars",
+    "getattr",
+    "setattr",
+    "process",
+    "global",
+    "globalThis",
+    "Function",
+    "env",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_one_liners_are_known_programs() {
+        for (lang, code) in [
+            ("python3", "print(1+1)"),
+            (
+                "python3",
+                "import json,sys; print(json.load(sys.stdin)['name'])",
+            ),
+            ("python", "import re; print(re.sub(r'a', 'b', 'aaa'))"),
+            ("python3", "print(sum(int(x) for x in '1 2 3'.split()))"),
+            (
+                "python3",
+                "import json,sys; d=json.load(sys.stdin); print(d['x'])",
+            ),
+            ("python3", "f = lambda a, b: a + b\nprint(f(1, 2))"),
+            ("node", "console.log(1)"),
+            ("node", "console.log(JSON.parse('{\"a\":1}').a)"),
+            (
+                "node",
+                "const a = [1,2,3]; console.log(a.map(x => x * 2).join(','))",
+            ),
+        ] {
+            assert!(inert_code(lang, code), "{lang}: {code}");
+        }
+    }
+
+    #[test]
+    fn code_that_could_start_programs_is_not() {
+        for (lang, code) in [
+            ("python3", "import os; os.system('rm x')"),
+            ("python3", "import os; os.posix_spawnp('rm', ['rm'], {})"),
+            ("python3", "import os; vars(os)['sys'+'tem']('rm x')"),
+            ("python3", "import os; os.__dict__['system']('x')"),
+            ("python3", "from os import *; posix_spawn('x', [], {})"),
+            ("python3", "__import__('os').system('x')"),
+            ("python3", "import runpy; runpy.run_path('x.py')"),
+            ("python3", "import sys; sys.modules['os'].system('x')"),
+            ("python3", "print(f\"{__import__('os').system('x')}\")"),
+            ("python3", "open('secret/a', 'w').write('x')"),
+            ("python3", "import pathlib; pathlib.Path.home()"),
+            ("python3", "print(().__class__.__bases__)"),
+            ("python3", "exec('print(1)')"),
+            ("python3", "print(getattr(json, 'loads'))"),
+            ("python3", "ｅｘｅｃ('x')"),
+            ("python3", "exec('x'); exec = print"),
+            ("python3", "import operator; operator.attrgetter('system')"),
+            ("python3", "import uuid; uuid.os.system('x')"),
+            (
+                "python3",
+                "j = json; j.codecs.sys.modules['os'].system('x')",
+            ),
+            (
+                "python3",
+                "print((x for x in []).gi_frame.f_builtins['exec']('x'))",
+            ),
+            (
+                "node",
+                "Buffer.from('x').constructor.constructor('return 1')()",
+            ),
+            ("node", "require('child_process').execSync('rm x')"),
+            ("node", "module.constructor._load('child_process')"),
+            ("node", "[].constructor.constructor('return process')()"),
+            ("node", "process.binding('spawn_sync')"),
+            ("node", "console.log(`${process.env.HOME}`)"),
+            ("node", "globalThis.process.exit()"),
+            ("perl", "print 1"),
+            ("ruby", "puts 1"),
+            ("php", "echo 1;"),
+        ] {
+            assert!(!inert_code(lang, code), "{lang}: {code}");
+        }
+    }
+}
