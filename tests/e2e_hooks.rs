@@ -268,8 +268,9 @@ fn rewrites_are_validated_and_judged_again() {
     let results = run_calls(&p, vec![call("c1", "bash", json!({"command": "ls"}))], &[]);
     assert!(results[0].contains("rewritten"), "{}", results[0]);
 
-    // A rewrite into something dangerous is put to the person even though
-    // the hook said allow; headless, nobody can say yes.
+    // A rewrite into something dangerous is judged again even though the
+    // hook said allow: a downloaded script is an unknown program, which
+    // the default bans refuse outright.
     let risky = script(
         &p,
         "risky.sh",
@@ -278,7 +279,8 @@ fn rewrites_are_validated_and_judged_again() {
     use_hooks(&p, &[("PreToolUse", "bash", &risky, "")]);
     let results = run_calls(&p, vec![call("c1", "bash", json!({"command": "ls"}))], &[]);
     assert!(
-        results[0].contains("needs the person's approval (high risk"),
+        results[0]
+            .contains("This command is not run: it runs a script downloaded from the network"),
         "{}",
         results[0]
     );

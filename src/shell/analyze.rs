@@ -313,6 +313,15 @@ impl Analyzer<'_> {
                 "defines `{name}` to call itself (fork bomb)"
             )));
         }
+        // Loop variables and `${X:=v}` set variables too: one that bash or
+        // the programs read (`for PATH in .`) changes what runs.
+        for (name, value) in &script.assigned {
+            if !variables::inert(name, &value.text)
+                && (variables::runs_code(name) || variables::exported(name))
+            {
+                self.assignment_risk(name);
+            }
+        }
         for name in &script.functions {
             self.require(RiskAssessment::low(format!(
                 "defines the function `{name}`, which changes what its name runs"
@@ -407,21 +416,28 @@ impl Analyzer<'_> {
                 // bash itself reads, change later commands.
                 if !inert && (variables::runs_code(&a.name) || variables::exported(&a.name)) {
                     self.assignment_risk(&a.name);
+                    self.assigned_value(&a.value.text, a.value.dynamic, cwd.as_deref());
                     assignments.push(text);
                 }
             } else if !inert {
                 self.assignment_risk(&a.name);
+                self.assigned_value(&a.value.text, a.value.dynamic, cwd.as_deref());
                 assignments.push(text);
             }
         }
         let mut outside = Vec::new();
         let mut files = Vec::new();
         self.redirects(cmd, cwd.as_deref(), &mut outside, &mut files);
-        let u = wrappers::unwrap(&cmd.words);
+        let Some(words) = self.expand_arguments(&cmd.words) else {
+            self.unknown("more words than brace expansion can be followed for", "{…}");
+            return None;
+        };
+        let u = wrappers::unwrap(&words);
         for a in &u.assignments {
             let (name, value) = a.split_once('=').unwrap_or((a, ""));
             if !variables::inert(name, value) {
                 self.assignment_risk(name);
+                self.assigned_value(value, false, cwd.as_deref());
                 assignments.push(a.clone());
             }
         }
@@ -721,6 +737,34 @@ impl Analyzer<'_> {
             Err(_) => file.to_string(),
         };
         Some((name, target))
+    }
+
+    /// The words bash passes after brace expansion (`sort {-o,out} x` is
+    /// `sort -o out x`): options are judged as the program will see them.
+    /// The program's own name is left as written (a brace there makes it
+    /// unknown). `None` when the expansion is too large to follow.
+    fn expand_arguments(&self, words: &[Word]) -> Option<Vec<Word>> {
+        if !words.iter().skip(1).any(Word::is_brace) {
+            return Some(words.to_vec());
+        }
+        let mut out = Vec::with_capacity(words.len());
+        for (i, w) in words.iter().enumerate() {
+            if i == 0 || !w.is_brace() || w.dynamic {
+                out.push(w.clone());
+                continue;
+            }
+            for pattern in super::words::expand_braces(&w.pattern)? {
+                out.push(Word {
+                    text: super::words::pattern_text(&pattern),
+                    dynamic: false,
+                    pattern,
+                });
+            }
+            if out.len() > super::words::MAX_BRACE_WORDS * 4 {
+                return None;
+            }
+        }
+        Some(out)
     }
 
     fn assignment_risk(&mut self, name: &str) {

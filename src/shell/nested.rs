@@ -307,7 +307,8 @@ impl Analyzer<'_> {
                     Some(_) if matches!(stdin, Stdin::Downloaded) => {
                         self.flag(RiskAssessment::high(
                             "runs a shell on a script downloaded from the network",
-                        ))
+                        ));
+                        self.unknown("a script downloaded from the network", name);
                     }
                     Some(code) => self.script(&code.text, cwd, depth + 1),
                     None => self.piped_code("", stdin, cwd, depth, name),
@@ -352,6 +353,7 @@ impl Analyzer<'_> {
                 self.flag(RiskAssessment::high(
                     "runs a script downloaded from the network",
                 ));
+                self.unknown("a script downloaded from the network", substitution);
             } else if decodes(substitution) {
                 self.flag(RiskAssessment::high(
                     "runs decoded or obfuscated text as code",
@@ -363,9 +365,12 @@ impl Analyzer<'_> {
             return;
         }
         match stdin {
-            Stdin::Downloaded => self.flag(RiskAssessment::high(
-                "runs a script downloaded from the network",
-            )),
+            Stdin::Downloaded => {
+                self.flag(RiskAssessment::high(
+                    "runs a script downloaded from the network",
+                ));
+                self.unknown("a script downloaded from the network", runner);
+            }
             Stdin::Decoded => {
                 self.flag(RiskAssessment::high(
                     "runs decoded or obfuscated text as code",

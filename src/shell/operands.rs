@@ -471,6 +471,18 @@ impl Analyzer<'_> {
             for text in texts {
                 for r in hosts::reach(name, &text, w.dynamic, network, globoff) {
                     host_words[i] = true;
+                    // `pip list --index-url http://h/`, `npm ls --registry=…`:
+                    // an option that points a program somewhere else.
+                    let in_option = text.starts_with('-')
+                        || (i > 0
+                            && words[i - 1].text.starts_with("--")
+                            && !words[i - 1].text.contains('='));
+                    if !read_only && !network && in_option {
+                        self.require(RiskAssessment::medium(match &r {
+                            Reach::Host(h) => format!("is pointed at the host {h} by an option"),
+                            Reach::Unknown => "is pointed at a host only known at run time".into(),
+                        }));
+                    }
                     match r {
                         Reach::Host(h) => self.cur_hosts.push(h.to_lowercase()),
                         Reach::Unknown => self.cur_unknown_hosts = true,
@@ -556,6 +568,38 @@ impl Analyzer<'_> {
                 }
                 continue;
             }
+            // `-f/etc/x`, `-rf~/x`: a value glued to a short option. Which
+            // letter takes it is the program's business; every place where
+            // a path could start is checked.
+            if raw.starts_with('-') && !raw.starts_with("--") && value == raw {
+                let glued: Vec<(usize, &str)> = raw
+                    .char_indices()
+                    .skip(2)
+                    .map(|(k, _)| (k, &raw[k..]))
+                    .filter(|(_, rest)| {
+                        rest.starts_with(['/', '~'])
+                            || rest.starts_with("./")
+                            || rest.starts_with("../")
+                    })
+                    .collect();
+                for (k, rest) in glued {
+                    let role = if k == 2 && raw.starts_with("-o") && !read_only {
+                        Role::Write
+                    } else {
+                        role
+                    };
+                    match self.env.resolve(rest, cwd) {
+                        Some(path) => {
+                            named_any = true;
+                            if let Some(p) = self.judge_path(path, role, read_only, false) {
+                                outside.push(p);
+                            }
+                        }
+                        None => self.unknown_path(role),
+                    }
+                }
+                continue;
+            }
             if value.is_empty() || (value.starts_with('-') && !value.contains('/')) {
                 continue;
             }
@@ -637,6 +681,39 @@ impl Analyzer<'_> {
             self.note_tree(dir.to_path_buf(), Role::Read);
         }
         outside
+    }
+
+    /// The value of an assignment that changes what a program does: the
+    /// paths it names (`GIT_TRACE=secret/t` writes there, `PATH=a:b`
+    /// lists places) and the hosts (`DEBUGINFOD_URLS=https://…`) count as
+    /// the command's own.
+    pub(super) fn assigned_value(&mut self, value: &str, dynamic: bool, cwd: Option<&Path>) {
+        if dynamic {
+            self.unknown_path(Role::Both);
+            self.cur_unknown_hosts = true;
+            return;
+        }
+        for piece in value.split([':', ' ', ',', ';']) {
+            if let Some(h) = hosts::url_host(piece) {
+                self.cur_hosts.push(h.to_lowercase());
+            }
+        }
+        for url in value.split([' ', ',', ';']).filter(|p| p.contains("://")) {
+            if let Some(h) = hosts::url_host(url) {
+                self.cur_hosts.push(h.to_lowercase());
+            }
+        }
+        for piece in value
+            .split([':', ' '])
+            .filter(|p| p.starts_with(['/', '~', '.']) || (p.contains('/') && !p.contains("://")))
+        {
+            match self.env.resolve(piece, cwd) {
+                Some(path) => {
+                    self.judge_path(path, Role::Both, false, false);
+                }
+                None => self.unknown_path(Role::Both),
+            }
+        }
     }
 
     /// Judges one named path; returns it when it is outside the workspace.

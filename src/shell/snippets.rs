@@ -540,7 +540,7 @@ fn tokens(code: &str, js: bool) -> Option<Vec<Token>> {
         if matches!(c, '@' | '\\' | '$') {
             return None;
         }
-        if !c.is_whitespace() {
+        if !c.is_whitespace() || (c == '\n' && !js) {
             out.push(Token::Punct(c));
             after_dot = c == '.';
         }
@@ -627,14 +627,28 @@ pub fn inert_code(lang: &str, code: &str) -> bool {
         return false;
     };
     let own = bound(&tokens);
+    let imports = Imports::of(&tokens);
+    // JS `x["constructor"]`: a string used as a property name.
+    if js
+        && tokens
+            .windows(2)
+            .any(|w| w[0] == Token::Punct('[') && w[1] == Token::Punct('"'))
+    {
+        return false;
+    }
     tokens.iter().enumerate().all(|(k, t)| match t {
         Token::Punct(_) => true,
         Token::Name(n, _) if n.starts_with('_') => false,
+        _ if imports.modules.contains(&k) => {
+            matches!(t, Token::Name(n, false) if names.contains(&n.as_str()))
+        }
+        Token::Name(n, _) if imports.attributes.contains(&k) => ATTRIBUTES.contains(&n.as_str()),
         Token::Name(n, true) => {
             // An attribute of a module or builtin must be on the list; one
             // of data (`d.name`, `f(x).a`) must not reach code.
             let of_global = k >= 2
-                && matches!(&tokens[k - 2], Token::Name(root, false) if names.contains(&root.as_str()));
+                && matches!(&tokens[k - 2], Token::Name(root, false)
+                    if names.contains(&root.as_str()) || imports.aliases.contains(root));
             if of_global {
                 ATTRIBUTES.contains(&n.as_str())
             } else {
@@ -646,6 +660,65 @@ pub fn inert_code(lang: &str, code: &str) -> bool {
                 || (own.contains(&n.as_str()) && !NEVER_BOUND.contains(&n.as_str()))
         }
     })
+}
+
+/// Python's import statements: the modules named must be on the list
+/// whatever the code binds (`import os as os`), the names taken from them
+/// are attributes (`from json import codecs`), and an alias stands for a
+/// module.
+#[derive(Default)]
+struct Imports {
+    modules: Vec<usize>,
+    attributes: Vec<usize>,
+    aliases: Vec<String>,
+}
+
+impl Imports {
+    fn of(tokens: &[Token]) -> Imports {
+        let mut out = Imports::default();
+        let name = |k: usize| match tokens.get(k) {
+            Some(Token::Name(n, false)) => Some(n.as_str()),
+            _ => None,
+        };
+        let end = |k: usize| matches!(tokens.get(k), None | Some(Token::Punct('\n' | ';')));
+        let mut k = 0;
+        while k < tokens.len() {
+            let from = name(k) == Some("from");
+            if !(from || name(k) == Some("import")) {
+                k += 1;
+                continue;
+            }
+            k += 1;
+            // `from M import …`: M is a module; after `import`, attributes.
+            let mut attributes = false;
+            let mut first = true;
+            while !end(k) {
+                match tokens.get(k) {
+                    Some(Token::Name(n, _)) if n == "import" => attributes = true,
+                    Some(Token::Name(n, _)) if n == "as" => {
+                        if let Some(alias) = name(k + 1) {
+                            out.aliases.push(alias.to_string());
+                        }
+                        k += 1;
+                    }
+                    Some(Token::Name(_, false)) if first || !from || attributes => {
+                        if from && attributes {
+                            out.attributes.push(k);
+                        } else {
+                            out.modules.push(k);
+                        }
+                    }
+                    Some(Token::Punct(',')) => first = true,
+                    _ => {}
+                }
+                if matches!(tokens.get(k), Some(Token::Name(..))) {
+                    first = false;
+                }
+                k += 1;
+            }
+        }
+        out
+    }
 }
 
 /// Attributes that reach code or the file system from any object: frames
@@ -810,6 +883,19 @@ mod tests {
                 "node",
                 "Buffer.from('x').constructor.constructor('return 1')()",
             ),
+            (
+                "python3",
+                "import os as os; os.execvpe('rm', ['rm', 'x'], {})",
+            ),
+            (
+                "python3",
+                "import subprocess as subprocess; subprocess.run('rm x', shell=True)",
+            ),
+            ("python3", "for os in []: pass\nimport os; os.system('x')"),
+            ("python3", "import shutil as shutil; shutil.copy('a', 'b')"),
+            ("python3", "from json import codecs; codecs.open('x', 'w')"),
+            ("python3", "import json as j; j.decoder.re.enum"),
+            ("node", "[]['filter']['constructor']('return 1')()"),
             ("node", "require('child_process').execSync('rm x')"),
             ("node", "module.constructor._load('child_process')"),
             ("node", "[].constructor.constructor('return process')()"),

@@ -177,6 +177,15 @@ impl Taint {
     }
 
     fn tainted(&self, var: &str) -> bool {
+        // A command's output, and positional parameters (`set --` sets
+        // them), are values this analysis cannot read.
+        let positional = var
+            .trim_start_matches('$')
+            .trim_start_matches('{')
+            .starts_with(|c: char| c.is_ascii_digit() || c == '@' || c == '*');
+        if var.starts_with("$(") || var.starts_with('`') || positional {
+            return true;
+        }
         let name = base_name(var);
         (self.all && !name.is_empty()) || self.names.contains(name)
     }

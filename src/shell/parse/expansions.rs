@@ -210,6 +210,16 @@ impl Walker<'_> {
                 .evaluations
                 .push(Evaluation::Prompt(name.clone()));
         }
+        if assigns(&raw) {
+            // `${X:=value}`, `${X=value}` set X.
+            self.script.assigned.push((
+                name.clone(),
+                Word {
+                    dynamic: true,
+                    ..Word::literal(&raw)
+                },
+            ));
+        }
         if let Some(offsets) = substring_offsets(&raw) {
             // `${s:x}`, `${a[@]:x:y}`: offset and length are arithmetic.
             self.script
@@ -278,7 +288,12 @@ impl Walker<'_> {
                 let w = self.expansion(node);
                 vars.push(w.text);
             }
-            "command_substitution" | "process_substitution" | "arithmetic_expansion" => {
+            // The output of `$(cat f)` is evaluated as arithmetic too.
+            "command_substitution" | "process_substitution" => {
+                self.word(node);
+                vars.push("$(".into());
+            }
+            "arithmetic_expansion" => {
                 self.word(node);
             }
             "subscript" => {
@@ -369,4 +384,16 @@ fn identifiers(text: &str) -> Vec<String> {
         })
         .map(str::to_string)
         .collect()
+}
+
+/// Whether `${name:=v}` or `${name=v}` (which set `name`).
+fn assigns(raw: &str) -> bool {
+    let Some(body) = raw.strip_prefix("${").and_then(|b| b.strip_suffix('}')) else {
+        return false;
+    };
+    let end = body
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(body.len());
+    let rest = &body[end..];
+    end > 0 && (rest.starts_with(":=") || rest.starts_with('='))
 }

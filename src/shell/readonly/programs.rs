@@ -219,13 +219,25 @@ pub(super) fn base64(args: &[&str]) -> bool {
 
 /// BSD-style `e` shows other processes' environments (their secrets).
 pub(super) fn ps(args: &[&str]) -> bool {
-    args.iter().all(|a| {
-        if a.starts_with('-') {
-            !matches!(*a, "-E") && !a.starts_with("--env")
-        } else {
-            !a.contains('e') || a.chars().any(|c| !c.is_ascii_alphabetic())
+    const VALUED: &[&str] = &[
+        "-o", "-O", "-p", "-u", "-U", "-g", "-G", "-t", "-C", "-q", "--sort", "--pid", "--ppid",
+        "--user", "--format", "-s", "--sid",
+    ];
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if VALUED.contains(a) {
+            it.next();
+        } else if a.starts_with('-') {
+            if matches!(*a, "-E") || a.starts_with("--env") {
+                return false;
+            }
+        } else if a.contains('e') && !a.chars().all(|c| c.is_ascii_digit() || c == ',') {
+            // BSD `e` (with anything around it) shows other processes'
+            // environments.
+            return false;
         }
-    })
+    }
+    true
 }
 
 /// Only formats: `-s`/`--set` or an operand not starting with `+` sets
@@ -404,8 +416,46 @@ pub(super) fn yq(args: &[&str]) -> bool {
         .into_iter()
         .skip_while(|o| matches!(*o, "eval" | "e" | "eval-all" | "ea"))
         .collect();
-    ops.first()
-        .is_none_or(|expr| !expr.contains("load") && !expr.contains("env"))
+    ops.first().is_none_or(|expr| jq_program_inert(expr))
+}
+
+/// A jq (or yq) program that reads nothing but its input: no modules
+/// (`import`, `include` read files, `../` and all), no environment, no
+/// files by name, no `eval`.
+pub(super) fn jq_program_inert(program: &str) -> bool {
+    ![
+        "import",
+        "include",
+        "env",
+        "load",
+        "eval",
+        "input_filename",
+        "$__loc__",
+        "getpath",
+        "file",
+    ]
+    .iter()
+    .any(|w| program.contains(w))
+}
+
+/// jq: options are inert; the program must be too (see
+/// [`jq_program_inert`]), and `-f FILE` gives a program nobody read here.
+pub(super) fn jq(args: &[&str]) -> bool {
+    let mut i = 0;
+    let mut program: Option<&str> = None;
+    while let Some(a) = args.get(i) {
+        match *a {
+            "-f" | "--from-file" => return false,
+            "--arg" | "--argjson" | "--slurpfile" | "--rawfile" => i += 2,
+            "-L" | "--indent" => i += 1,
+            "--args" | "--jsonargs" => break,
+            o if o.starts_with('-') => {}
+            p if program.is_none() => program = Some(p),
+            _ => {}
+        }
+        i += 1;
+    }
+    program.is_none_or(jq_program_inert)
 }
 
 /// Listing only: no extraction or creation, no program (`-I`,
@@ -449,7 +499,8 @@ pub(super) fn tar(args: &[&str]) -> bool {
     let listing = all
         .iter()
         .any(|a| *a == "--list" || (a.starts_with('-') && !a.starts_with("--") && a.contains('t')));
-    let remote = all.iter().any(|a| a.contains(':') && !a.starts_with('-'));
+    // `host:file` (also glued: `-tfhost:x`, `--file=host:x`) runs rsh.
+    let remote = all.iter().any(|a| a.contains(':')) && !all.contains(&"--force-local");
     listing && !remote && operands(&TAR, &all).is_some()
 }
 
@@ -462,23 +513,58 @@ pub(super) fn unzip(args: &[&str]) -> bool {
     shows && operands(&UNZIP, args).is_some()
 }
 
+/// Installed packages only: not `--outdated`/`--uptodate` (the index),
+/// `--log` (writes), other indexes or caches.
 pub(super) fn pip(args: &[&str]) -> bool {
-    matches!(
-        args.first(),
-        Some(&("list" | "show" | "freeze" | "--version" | "-V"))
-    ) && !args
-        .iter()
-        .any(|a| a.starts_with("--python") || *a == "--require-virtualenv")
+    const PIP: Spec = spec(
+        "lfvq",
+        "",
+        &[
+            "local",
+            "user",
+            "not-required",
+            "exclude-editable",
+            "include-editable",
+            "files",
+            "verbose",
+            "quiet",
+            "no-color",
+            "disable-pip-version-check",
+            "editable",
+        ],
+        &["format", "exclude"],
+    );
+    match args.split_first() {
+        Some((&("--version" | "-V"), [])) => true,
+        Some((&("list" | "show" | "freeze"), rest)) => operands(&PIP, rest).is_some(),
+        _ => false,
+    }
 }
 
-/// Local queries only (`view`, `outdated` reach the registry).
+/// Local queries only (`view`, `outdated` reach the registry); no option
+/// that writes (`--logs-dir`, `--cache`) or reads other configuration.
 pub(super) fn npm(args: &[&str]) -> bool {
-    matches!(
-        args.first(),
-        Some(&("ls" | "list" | "why" | "explain" | "--version" | "-v"))
-    ) && !args
-        .iter()
-        .any(|a| a.starts_with("--registry") || a.starts_with("--userconfig"))
+    const NPM: Spec = spec(
+        "alp",
+        "",
+        &[
+            "all",
+            "json",
+            "long",
+            "parseable",
+            "link",
+            "prod",
+            "dev",
+            "production",
+            "unicode",
+        ],
+        &["depth", "omit", "include"],
+    );
+    match args.split_first() {
+        Some((&("--version" | "-v"), [])) => true,
+        Some((&("ls" | "list" | "why" | "explain"), rest)) => operands(&NPM, rest).is_some(),
+        _ => false,
+    }
 }
 
 pub(super) fn docker(args: &[&str]) -> bool {
@@ -510,4 +596,14 @@ pub(super) fn version_only(args: &[&str]) -> bool {
         args,
         ["--version"] | ["-V"] | ["-v"] | ["version"] | ["-version"]
     )
+}
+
+/// ls lists; with `-R` and `-L` together it follows links out of the tree.
+pub(super) fn ls(args: &[&str]) -> bool {
+    let has = |short: char, long: &str| {
+        args.iter().any(|a| {
+            *a == long || (a.starts_with('-') && !a.starts_with("--") && a.contains(short))
+        })
+    };
+    !(has('R', "--recursive") && has('L', "--dereference"))
 }

@@ -353,44 +353,54 @@ pub(super) fn git(args: &[&str]) -> bool {
         "remote" => {
             rest.is_empty() || matches!(rest, ["-v"] | ["get-url", ..] | ["show", "-n", ..])
         }
-        "config" => {
-            let reads = rest.iter().any(|a| {
-                matches!(
-                    *a,
-                    "--get"
-                        | "--get-all"
-                        | "--list"
-                        | "-l"
-                        | "--get-regexp"
-                        | "--get-urlmatch"
-                        | "get"
-                        | "list"
-                )
-            });
-            let writes = rest.iter().any(|a| {
-                matches!(
-                    *a,
-                    "--add"
-                        | "--unset"
-                        | "--unset-all"
-                        | "--replace-all"
-                        | "--rename-section"
-                        | "--remove-section"
-                        | "-e"
-                        | "--edit"
-                        | "set"
-                        | "unset"
-                        | "edit"
-                        | "rename-section"
-                        | "remove-section"
-                )
-            });
-            reads && !writes
-        }
+        "config" => config_read(rest),
         "stash" => matches!(rest.first(), Some(&("list" | "show"))),
         "worktree" => matches!(rest.first(), Some(&"list")),
         "submodule" => rest.is_empty() || matches!(rest.first(), Some(&("status" | "summary"))),
         "reflog" => rest.is_empty() || matches!(rest.first(), Some(&"show")),
+        _ => false,
+    }
+}
+
+/// `git config` that only reads the repository's own settings: one of
+/// `--get NAME [RE]`, `--get-all NAME [RE]`, `--get-regexp RE [RE]`,
+/// `--list`, `get NAME`, `list`, with display options. Not `--global`,
+/// `--system`, `--file` (other files), not `--` (after it, `--list` is a
+/// value to write).
+fn config_read(rest: &[&str]) -> bool {
+    const DISPLAY: &[&str] = &[
+        "--name-only",
+        "--show-origin",
+        "--show-scope",
+        "--null",
+        "-z",
+        "--bool",
+        "--int",
+        "--path",
+        "--local",
+        "--worktree",
+        "--includes",
+        "--no-includes",
+    ];
+    let mut action: Option<&str> = None;
+    let mut operands = 0;
+    for a in rest {
+        match *a {
+            "--get" | "--get-all" | "--get-regexp" | "--list" | "-l" | "get" | "list"
+                if action.is_none() && operands == 0 =>
+            {
+                action = Some(a);
+            }
+            o if DISPLAY.contains(&o)
+                || o.starts_with("--type=")
+                || o.starts_with("--default=") => {}
+            o if o.starts_with('-') => return false,
+            _ => operands += 1,
+        }
+    }
+    match action {
+        Some("--list" | "-l" | "list") => operands == 0,
+        Some("--get" | "--get-all" | "--get-regexp" | "get") => (1..=2).contains(&operands),
         _ => false,
     }
 }

@@ -162,13 +162,13 @@ pub(super) const LIST: &[Entry] = &[
     // Listing, metadata and plain reading: no option of these writes,
     // runs a program or connects (GNU coreutils and util-linux manuals).
     any(&[
-        "ls", "dir", "vdir", "cat", "tac", "nl", "cut", "paste", "join", "expand", "unexpand",
-        "fold", "fmt", "rev", "column", "comm", "cmp", "od", "hexdump", "strings", "basename",
-        "dirname", "realpath", "readlink", "pwd", "whoami", "id", "groups", "uname", "nproc",
-        "arch", "tty", "locale", "cal", "uptime", "free", "lscpu", "lsblk", "df", "stat", "echo",
-        "seq", "factor", "numfmt", "expr", "yes", "true", "false", "sleep", "printenv", "getconf",
-        "look", "tr", "type", "which", "whereis", "w", "who", "vmstat", "pgrep", "lsof", "nm",
-        "readelf", "objdump", "size", "zcat", "bzcat", "xzcat", "jq",
+        "cat", "tac", "nl", "cut", "paste", "join", "expand", "unexpand", "fold", "fmt", "rev",
+        "column", "comm", "cmp", "od", "hexdump", "strings", "basename", "dirname", "realpath",
+        "readlink", "pwd", "whoami", "id", "groups", "uname", "nproc", "arch", "tty", "locale",
+        "cal", "uptime", "free", "lscpu", "lsblk", "df", "stat", "echo", "seq", "factor", "numfmt",
+        "expr", "yes", "true", "false", "sleep", "printenv", "getconf", "look", "tr", "type",
+        "which", "whereis", "w", "who", "vmstat", "pgrep", "lsof", "nm", "readelf", "objdump",
+        "size", "zcat", "bzcat", "xzcat",
     ]),
     // Shell builtins that change nothing (`cd` is followed by the analysis).
     any(&[
@@ -468,6 +468,8 @@ pub(super) const LIST: &[Entry] = &[
     custom(&["test", "["], test),
     custom(&["printf"], printf),
     custom(&["umask"], umask),
+    custom(&["jq"], jq),
+    custom(&["ls", "dir", "vdir"], ls),
     custom(&["jobs"], jobs),
     custom(&["set"], set),
     custom(&["read"], read),
