@@ -6,7 +6,9 @@
 //!   compound joined by `&&` and by `;`, a megabyte that does not parse, and
 //!   text nested deeper than the parser follows (target < 100 ms each).
 //!
-//! Run with `cargo bench --bench analysis`.
+//! Run with `cargo bench --bench analysis`. To compare with another build
+//! side by side in the same run (alternating calls), set
+//! `AGENT_BENCH_BEFORE=/path/to/old/agent`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -20,9 +22,15 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
-fn check(root: &std::path::Path, home: &std::path::Path, args: &str, stdin: bool) -> Duration {
+fn check(
+    bin: &str,
+    root: &std::path::Path,
+    home: &std::path::Path,
+    args: &str,
+    stdin: bool,
+) -> Duration {
     let t = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agent"))
+    let mut child = Command::new(bin)
         .args(["permissions", "check", "--json", "bash"])
         .arg(if stdin { "-" } else { args })
         .current_dir(root)
@@ -45,7 +53,10 @@ fn check(root: &std::path::Path, home: &std::path::Path, args: &str, stdin: bool
     t.elapsed()
 }
 
+const NOW: &str = env!("CARGO_BIN_EXE_agent");
+
 fn main() {
+    let before = std::env::var("AGENT_BENCH_BEFORE").ok();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let home = tempfile::tempdir().unwrap();
@@ -64,17 +75,27 @@ fn main() {
         ("100-part compound", hundred.as_str()),
     ] {
         let args = serde_json::json!({ "command": cmd }).to_string();
-        let times: Vec<Duration> = (0..50)
-            .map(|_| check(&root, home.path(), &args, false))
-            .collect();
+        let mut times = Vec::new();
+        let mut before_times = Vec::new();
+        for _ in 0..50 {
+            times.push(check(NOW, &root, home.path(), &args, false));
+            if let Some(b) = &before {
+                before_times.push(check(b, &root, home.path(), &args, false));
+            }
+        }
+        let versus = if before.is_some() {
+            format!(" (before: {:?})", median(before_times))
+        } else {
+            String::new()
+        };
         println!(
-            "permissions check, {label}: median {:?} over 50 runs",
+            "permissions check, {label}: median {:?} over 50 runs{versus}",
             median(times)
         );
     }
     let args = serde_json::json!({ "command": megabyte }).to_string();
     let times: Vec<Duration> = (0..10)
-        .map(|_| check(&root, home.path(), &args, true))
+        .map(|_| check(NOW, &root, home.path(), &args, true))
         .collect();
     println!(
         "permissions check, 1 MB command from stdin: median {:?} over 10 runs",
