@@ -32,13 +32,19 @@ fn per_edit(p: &Project) {
             cap: Duration::from_secs(30),
             start: Duration::from_secs(30),
         },
-    );
+    )
+    .trusted(agent::shell::Sandbox::new(
+        agent::shell::SandboxMode::WorkspaceWrite,
+        &root,
+        Some(p.home()),
+        &[],
+    ));
     let gate = Gate::new(
         GateConfig {
             rules: RuleSet::default(),
             yolo: true,
             workspace: root.clone(),
-            project_config: root.join(".agent/config.toml"),
+            always_file: root.join("unused-user-config.toml"),
         },
         Arc::new(HeadlessApprover),
     );

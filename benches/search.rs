@@ -112,7 +112,7 @@ fn main() {
             rules: RuleSet::default(),
             yolo: false,
             workspace: root.clone(),
-            project_config: root.join(".agent/config.toml"),
+            always_file: root.join("unused-user-config.toml"),
         },
         Arc::new(HeadlessApprover),
     );

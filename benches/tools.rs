@@ -27,7 +27,7 @@ fn surface(root: &std::path::Path, sandbox: Sandbox) -> Surface {
             rules: RuleSet::default(),
             yolo: true,
             workspace: root.to_path_buf(),
-            project_config: root.join(".agent/config.toml"),
+            always_file: root.join("unused-user-config.toml"),
         },
         Arc::new(HeadlessApprover),
     );

@@ -55,9 +55,10 @@ pub struct Cli {
     #[arg(long, value_enum, value_name = "MODE")]
     pub sandbox: Option<crate::shell::SandboxMode>,
 
-    /// Trust this project's hooks (`[hooks]` in .agent/config.toml) and let
-    /// them run; remembered until the hooks change. Without it, a headless
-    /// run skips an untrusted project's hooks.
+    /// Trust this project: start language servers (they run its code) and
+    /// apply what its .agent/config.toml asks for (allow rules, hooks,
+    /// language and MCP servers). Remembered until those settings change;
+    /// `agent trust` shows them. Without it, an untrusted project gets none.
     #[arg(long)]
     pub trust_project: bool,
 
@@ -71,6 +72,14 @@ pub enum Command {
     Permissions {
         #[command(subcommand)]
         action: PermissionsAction,
+    },
+    /// Whether this project is trusted, what it asks for, and what of its
+    /// config is ignored; `--yes` trusts it, `--revoke` forgets the trust.
+    Trust {
+        #[arg(long, conflicts_with = "revoke")]
+        yes: bool,
+        #[arg(long)]
+        revoke: bool,
     },
     /// MCP servers from the user config.
     Mcp {

@@ -35,12 +35,19 @@ pub fn new_surface(
     )
     .with_sandbox(config.sandbox())
     .with_bash_limits(config.bash.clone())
-    .with_lsp(Arc::new(crate::lsp::LspManager::new(
-        config.lsp_servers.clone(),
-        config.workspace.clone(),
-        config.paths.data_dir.clone(),
-        config.lsp_timing.clone(),
-    )));
+    .with_lsp(Arc::new({
+        let lsp = crate::lsp::LspManager::new(
+            config.lsp_servers.clone(),
+            config.workspace.clone(),
+            config.paths.data_dir.clone(),
+            config.lsp_timing.clone(),
+        );
+        if config.project_trusted {
+            lsp.trusted(config.sandbox())
+        } else {
+            lsp
+        }
+    }));
     let mut ctx = match history {
         Some(dir) => ctx.with_history(dir),
         None => ctx,
@@ -59,7 +66,7 @@ pub fn new_surface(
             rules: config.rule_set(),
             yolo: config.yolo(),
             workspace: config.workspace.clone(),
-            project_config: config.project_config(),
+            always_file: config.paths.user_config.clone(),
         },
         approver,
     ));
@@ -104,6 +111,7 @@ pub fn new_session_with(
                 session_id: id.clone(),
                 cwd: config.workspace.clone(),
                 transcript_path: crate::session::transcript_path(&config.paths.data_dir, &id),
+                withheld_env: config.withheld_env.clone(),
             },
         ));
     }
@@ -119,7 +127,10 @@ pub fn new_session_with(
         id,
         provider,
         surface,
-        system_prompt(&config.workspace),
+        {
+            let rules = config.rule_set();
+            system_prompt(&config.workspace, &|p| rules.denies_read(p))
+        },
         config.max_steps,
     )
 }
@@ -147,7 +158,7 @@ impl Approver for HeadlessApprover {
                 "No allow rule can name this call; the person can run the task interactively, or with --yolo.".to_string()
             } else {
                 format!(
-                    "To allow such calls, the person can add {} to [permissions] allow in .agent/config.toml, or run with --yolo.",
+                    "To allow such calls, the person can add {} to [permissions] allow in their own config (or in .agent/config.toml of a project they trust), or run with --yolo.",
                     rules.join(", ")
                 )
             }

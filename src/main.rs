@@ -54,13 +54,33 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
     let overrides = flags.over(Overrides::from_env()?);
     let mut config = Config::load(Paths::from_env()?, &cwd, overrides)?;
     agent::session::set_log_dir(&config.paths.data_dir);
-    if cli.trust_project
+    let grant = matches!(cli.command, Some(Command::Trust { yes: true, .. }));
+    if (cli.trust_project || grant)
         && let Err(e) = config.trust_project()
     {
         eprintln!(
-            "agent: warning: trusting the project's hooks for this run only; could not record it under {}: {e}",
+            "agent: warning: trusting the project for this run only; could not record it under {}: {e}",
             config.paths.data_dir.display()
         );
+    }
+    if let Some(Command::Trust { revoke, .. }) = &cli.command {
+        if *revoke {
+            let had = agent::config::trust::revoke(&config.paths.data_dir, &config.workspace)
+                .with_context(|| {
+                    format!(
+                        "could not update the trust record under {}",
+                        config.paths.data_dir.display()
+                    )
+                })?;
+            print_out(&if had {
+                format!("agent no longer trusts {}.\n", config.workspace.display())
+            } else {
+                format!("{} was not trusted.\n", config.workspace.display())
+            });
+            return Ok(0);
+        }
+        print_out(&agent::config::trust::report(&config));
+        return Ok(0);
     }
     if let Some(Command::Permissions { action }) = &cli.command {
         return match action {
@@ -95,69 +115,47 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         return Ok(0);
     }
     let Some(prompt) = prompt else {
-        if config.untrusted_hooks().is_some() {
+        if !config.project_trusted {
             ask_trust(&mut config)?;
+        } else {
+            for note in config.ignored_notes() {
+                eprintln!("agent: {note}");
+            }
         }
         let resolved = config.resolve_provider(&|name| std::env::var(name).ok())?;
         let provider = llm::connect(&resolved, &config.llm)?;
         return agent::tui::run(&config, provider, resolved.prices, cli.initial.clone()).await;
     };
-    if let Some(hooks) = config.untrusted_hooks() {
-        eprintln!(
-            "agent: note: {} defines {} hook(s) that did not run: this project is not trusted. \
-             Run once with --trust-project to trust it (or interactively, and answer yes).",
-            config.project_config().display(),
-            hooks.pre_tool_use.len() + hooks.post_tool_use.len()
-        );
+    for note in config.ignored_notes() {
+        eprintln!("agent: {note}");
     }
     let resolved = config.resolve_provider(&|name| std::env::var(name).ok())?;
     let provider = llm::connect(&resolved, &config.llm)?;
     Ok(headless::run(&config, provider, &prompt, cli.output_format).await)
 }
 
-/// Before the full-screen UI opens: the project's hooks run commands on
-/// this machine, so the person says once whether they trust them.
+/// Before the full-screen UI opens, in a project the person has not trusted
+/// (or whose settings changed since): say what trusting it does, once.
 fn ask_trust(config: &mut Config) -> anyhow::Result<()> {
-    let Some(hooks) = config.untrusted_hooks() else {
-        return Ok(());
-    };
-    let mut text = format!(
-        "This project's {} defines hooks, commands agent would run around tool calls:\n",
-        config.project_config().display()
-    );
-    for (event, list) in [
-        ("PreToolUse", &hooks.pre_tool_use),
-        ("PostToolUse", &hooks.post_tool_use),
-    ] {
-        for h in list {
-            let matcher = if h.matcher.trim().is_empty() {
-                "*"
-            } else {
-                h.matcher.trim()
-            };
-            // Shown escaped: a control character or escape sequence in a
-            // cloned repository's config must not redraw what the person reads.
-            text.push_str(&format!(
-                "  {event} [{}]: {}\n",
-                matcher.escape_debug(),
-                h.command.escape_debug()
-            ));
-        }
-    }
-    text.push_str(
-        "Trust this project and run them? Only say yes if you trust where it came from. [y/N] ",
-    );
+    let mut text = agent::config::trust::question(config);
+    text.push_str("Trust this project? Only say yes if you trust where it came from. [y/N] ");
     eprint!("{text}");
     let mut answer = String::new();
-    std::io::stdin()
-        .read_line(&mut answer)
-        .context("cannot read the answer from the terminal")?;
+    if !std::io::stdin().is_terminal() {
+        eprintln!();
+    } else {
+        std::io::stdin()
+            .read_line(&mut answer)
+            .context("cannot read the answer from the terminal")?;
+    }
     if matches!(answer.trim(), "y" | "Y" | "yes" | "Yes") {
         if let Err(e) = config.trust_project() {
             eprintln!("agent: warning: trusted for this run only; could not record it: {e}");
         }
     } else {
-        eprintln!("agent: the project's hooks will not run.");
+        eprintln!(
+            "agent: not trusted: language servers stay off and the project's own settings are ignored (`agent trust --yes` changes that)."
+        );
     }
     Ok(())
 }

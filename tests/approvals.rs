@@ -51,7 +51,8 @@ impl Fixture {
                 rules: RuleSet::default(),
                 yolo: false,
                 workspace: root.clone(),
-                project_config: root.join(".agent/config.toml"),
+                // The person's config (here inside the temp dir for cleanup).
+                always_file: root.join("user-home/config.toml"),
             },
             approver.clone(),
         );
@@ -282,8 +283,15 @@ fn scopes_name_what_they_cover_and_always_saves_exactly_that() {
     f.call("bash", json!({"command": "PATH=./bin:$PATH true"}));
     let q = &f.asked()[3];
     assert_eq!(q.scope, "`PATH=./bin:$PATH true` commands in this session");
-    let saved = f.read(".agent/config.toml");
+    // Saved in the person's own config under this project, never in the
+    // project's `.agent/config.toml` (which a clone would share or forge).
+    let saved = f.read("user-home/config.toml");
+    assert!(
+        saved.contains(&format!("[projects.\"{}\"]", f.root.display())),
+        "{saved}"
+    );
     assert!(saved.contains("bash(PATH=./bin:$PATH true:*)"), "{saved}");
+    assert!(!f.root.join(".agent/config.toml").exists());
     f.call("bash", json!({"command": "true"}));
     f.call("bash", json!({"command": "PATH=./bin:$PATH true"}));
     assert_eq!(

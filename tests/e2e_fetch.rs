@@ -171,15 +171,15 @@ fn fetching_needs_approval_by_host() {
     );
     assert!(r[0].contains("`fetch(domain:127.0.0.1)`"), "{}", r[0]);
 
-    // A rule for the host lets it through.
+    // A project's allow rule is inert until the person trusts the project.
     p.file(
         ".agent/config.toml",
         "[permissions]\nallow = [\"fetch(domain:127.0.0.1)\"]\n",
     );
-    let r = fetch_all(
-        &p,
-        vec![json!({"url": format!("http://127.0.0.1:{port}/page")})],
-        &[],
-    );
+    let page = json!({"url": format!("http://127.0.0.1:{port}/page")});
+    let r = fetch_all(&p, vec![page.clone()], &[]);
+    assert!(!r[0].contains("Release notes"), "{}", r[0]);
+    // Trusted, the rule for the host lets it through.
+    let r = fetch_all(&p, vec![page], &["--trust-project"]);
     assert!(r[0].contains("# Release notes"), "{}", r[0]);
 }

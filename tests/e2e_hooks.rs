@@ -409,9 +409,10 @@ fn project_hooks_run_only_once_trusted() {
     run.assert_ok();
     assert!(!marker.exists(), "an untrusted project's hook ran");
     assert!(
-        run.stderr
-            .contains("1 hook(s) that did not run: this project is not trusted")
-            && run.stderr.contains("--trust-project"),
+        run.stderr.contains(&format!(
+            "agent: ignored from {} until you trust this project: hooks (1)",
+            p.root().join(".agent/config.toml").display()
+        )) && run.stderr.contains("--trust-project"),
         "{}",
         run.stderr
     );

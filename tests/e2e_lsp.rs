@@ -23,9 +23,27 @@ fn with_server(mode: &str, wait: f64) -> Project {
     p
 }
 
-/// Rounds of tool calls under --yolo; the results per round.
+/// Rounds of tool calls under --yolo in a trusted project; the results
+/// per round.
 fn rounds(p: &Project, calls: Vec<(&str, Value)>) -> Vec<String> {
-    support::project::rounds(p, Wire::OpenAi, calls, &["--yolo"]).1
+    support::project::rounds(p, Wire::OpenAi, calls, &["--yolo", "--trust-project"]).1
+}
+
+#[test]
+fn an_untrusted_project_starts_no_server() {
+    let p = with_server("versioned", 5.0);
+    let r = support::project::rounds(&p, Wire::OpenAi, write_then_fix(), &["--yolo"]).1;
+    assert!(
+        r[0].ends_with(
+            "Diagnostics: unavailable (language servers are off because this project is not trusted (they run its code: build scripts, plugins); the person can trust it with `agent trust --yes` or by answering yes when agent starts)."
+        ),
+        "{}",
+        r[0]
+    );
+    assert!(
+        !p.home().join("data/lsp-fake.log").exists(),
+        "the server was started"
+    );
 }
 
 fn write_then_fix() -> Vec<(&'static str, Value)> {

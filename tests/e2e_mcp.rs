@@ -179,12 +179,19 @@ fn a_tool_that_writes_goes_through_the_gate() {
     );
     assert!(!notes(&p).exists(), "the refused call reached the server");
 
-    // An allow rule for that tool lets it through.
+    // An allow rule for that tool lets it through, once the project that
+    // says so is trusted.
     p.file(
         ".agent/config.toml",
         "[permissions]\nallow = [\"mcp_test_add_note\"]\n",
     );
     let (_, r) = rounds(&p, Wire::OpenAi, note("first"), &[]);
+    assert!(r[0].contains("needs the person's approval"), "{}", r[0]);
+    assert!(
+        !notes(&p).exists(),
+        "an untrusted project's rule was applied"
+    );
+    let (_, r) = rounds(&p, Wire::OpenAi, note("first"), &["--trust-project"]);
     assert_eq!(r[0], "noted");
     assert_eq!(std::fs::read_to_string(notes(&p)).unwrap(), "first\n");
 
@@ -353,10 +360,9 @@ fn mcp_list_shows_states_and_tools() {
              \x20 - mcp_test_fail (read-only): Always fails.\n\
              \x20 - mcp_test_sleep (read-only): Waits some seconds.\n\
              \x20 - mcp_test_whoami (read-only): Says which Authorization header the request carried.\n\
-             cloned  ignored: defined in {}; a project's config cannot start MCP servers (add it to {} if you trust it)\n",
+             cloned  ignored: defined in {}, and this project is not trusted (`agent trust` shows what it asks for; `agent trust --yes` trusts it)\n",
             p.home().join("data/mcp-dies.log").display(),
             p.root().join(".agent/config.toml").display(),
-            p.home().join("config.toml").display(),
             exe = exe.display(),
         )
     );

@@ -131,11 +131,13 @@ fn trust_question(answer: &str) -> (bool, Project) {
         )])),
         Step::Reply(Reply::text("Read it.")),
     ]);
-    let mut tui = Tui::start(&p, &mock.openai_base());
-    tui.wait_for("Trust this project and run them?");
+    let mut tui = Tui::start_with(&p, &mock.openai_base(), &[]);
+    tui.wait_for("Trust this project?");
     assert!(
-        tui.text()
-            .contains(&format!("PreToolUse [view]: touch {}", marker.display())),
+        tui.text().contains(&format!(
+            "PreToolUse hook [view]: touch {}",
+            marker.display()
+        )),
         "{}",
         tui.text()
     );

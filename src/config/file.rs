@@ -25,6 +25,23 @@ pub struct ConfigFile {
     /// `[mcp.<name>]`: MCP servers (the user's file only).
     #[serde(default)]
     pub mcp: BTreeMap<String, crate::mcp::ServerConfig>,
+    /// `[projects."<root>"]`: the person's own rules for one project, where
+    /// "always" answers are saved (the user's file only: a repository must
+    /// not be able to forge them).
+    #[serde(default)]
+    pub projects: BTreeMap<String, ProjectRules>,
+}
+
+/// `[projects."<root>"]` in the user's file.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectRules {
+    #[serde(default)]
+    pub allow: Vec<String>,
+    #[serde(default)]
+    pub ask: Vec<String>,
+    #[serde(default)]
+    pub deny: Vec<String>,
 }
 
 /// `[lsp]`: timing, and one `[lsp.<name>]` table per server.
@@ -53,6 +70,10 @@ pub struct SandboxFile {
     /// Extra directories bash commands may write (user config only).
     #[serde(default)]
     pub writable_roots: Vec<String>,
+    /// Provider key variables that commands, hooks and language servers
+    /// still get (user config only; by default they are withheld).
+    #[serde(default)]
+    pub pass_env: Vec<String>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]

@@ -241,6 +241,50 @@ impl ProviderTable {
     }
 
     /// Every environment variable a provider's key is read from.
+    pub fn knows(&self, id: &str) -> bool {
+        self.defs.contains_key(id)
+    }
+
+    /// What a project's file may say about providers: the model and the
+    /// token and price settings of a provider the person already has. Where
+    /// requests go and which key they carry (`kind`, `base_url`, `headers`,
+    /// `api_key_env`, a provider of its own) are the person's alone; those
+    /// are dropped and named in the second list (`[providers.x].base_url`).
+    pub fn project_subset(
+        &self,
+        files: BTreeMap<String, ProviderFile>,
+    ) -> (BTreeMap<String, ProviderFile>, Vec<String>) {
+        let mut kept = BTreeMap::new();
+        let mut ignored = Vec::new();
+        for (id, f) in files {
+            if !self.knows(&id) {
+                ignored.push(format!("[providers.{id}] (a provider of its own)"));
+                continue;
+            }
+            for (field, set) in [
+                ("kind", f.kind.is_some()),
+                ("base_url", f.base_url.is_some()),
+                ("api_key_env", f.api_key_env.is_some()),
+                ("headers", !f.headers.is_empty()),
+            ] {
+                if set {
+                    ignored.push(format!("[providers.{id}].{field}"));
+                }
+            }
+            kept.insert(
+                id,
+                ProviderFile {
+                    kind: None,
+                    base_url: None,
+                    api_key_env: None,
+                    headers: BTreeMap::new(),
+                    ..f
+                },
+            );
+        }
+        (kept, ignored)
+    }
+
     pub fn key_vars(&self) -> Vec<String> {
         self.defs
             .values()

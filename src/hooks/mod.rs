@@ -11,7 +11,6 @@
 
 mod output;
 mod run;
-pub mod trust;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -156,6 +155,8 @@ pub struct HookEnv {
     pub session_id: String,
     pub cwd: PathBuf,
     pub transcript_path: PathBuf,
+    /// Provider key variables hooks do not get.
+    pub withheld_env: Vec<String>,
 }
 
 /// One call, as hooks see it.
@@ -292,11 +293,17 @@ impl Hooks {
         }
         let stdin = serde_json::to_vec(&input).unwrap_or_default();
         let env = self.env_vars(event, call);
-        let ran = join_all(
-            hooks
-                .iter()
-                .map(|h| run::run(&h.command, &self.env.cwd, &stdin, &env, h.timeout, cancel)),
-        )
+        let ran = join_all(hooks.iter().map(|h| {
+            run::run(
+                &h.command,
+                &self.env.cwd,
+                &stdin,
+                &env,
+                &self.env.withheld_env,
+                h.timeout,
+                cancel,
+            )
+        }))
         .await;
         for (hook, ran) in hooks.iter().zip(ran) {
             read_one(event, hook, ran, &mut verdict);

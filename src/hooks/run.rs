@@ -33,6 +33,7 @@ pub(super) async fn run(
     cwd: &Path,
     input: &[u8],
     env: &[(&str, String)],
+    withheld: &[String],
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> Ran {
@@ -45,6 +46,9 @@ pub(super) async fn run(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    for var in withheld {
+        cmd.env_remove(var);
+    }
     for (k, v) in env {
         cmd.env(k, v);
     }

@@ -128,8 +128,16 @@ pub struct LspManager {
     workspace: PathBuf,
     log_dir: PathBuf,
     timing: Timing,
+    /// Servers run the project's code (build scripts, proc macros,
+    /// plugins): they start only in a trusted project, and then sandboxed
+    /// like bash commands, without the provider keys.
+    trusted: bool,
+    sandbox: crate::shell::Sandbox,
     slots: tokio::sync::Mutex<HashMap<(String, PathBuf), Slot>>,
 }
+
+/// Why no server starts in an untrusted project, and what to do.
+pub const UNTRUSTED: &str = "language servers are off because this project is not trusted (they run its code: build scripts, plugins); the person can trust it with `agent trust --yes` or by answering yes when agent starts";
 
 fn on_path(command: &str) -> bool {
     if command.contains('/') {
@@ -180,8 +188,17 @@ impl LspManager {
             workspace,
             log_dir,
             timing,
+            trusted: false,
+            sandbox: crate::shell::Sandbox::off(),
             slots: tokio::sync::Mutex::default(),
         }
+    }
+
+    /// Lets servers start (the project is trusted), inside `sandbox`.
+    pub fn trusted(mut self, sandbox: crate::shell::Sandbox) -> LspManager {
+        self.trusted = true;
+        self.sandbox = sandbox;
+        self
     }
 
     fn server_for(&self, path: &Path) -> Option<(&String, &ServerConfig)> {
@@ -212,6 +229,9 @@ impl LspManager {
         let Some((name, server)) = self.server_for(path) else {
             return Ok(None);
         };
+        if !self.trusted {
+            return Err(UNTRUSTED.to_string());
+        }
         let root = self.root_for(path, server);
         let key = (name.clone(), root.clone());
         let mut slots = self.slots.lock().await;
@@ -285,14 +305,19 @@ impl LspManager {
             .open(self.log_dir.join(format!("lsp-{name}.log")))
             .map(Stdio::from)
             .unwrap_or_else(|_| Stdio::null());
-        let mut child = tokio::process::Command::new(&server.command)
-            .args(&server.args)
+        let mut cmd = tokio::process::Command::new(&server.command);
+        cmd.args(&server.args)
             .envs(&server.env)
             .current_dir(root)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr)
-            .kill_on_drop(true)
+            .process_group(0)
+            .kill_on_drop(true);
+        self.sandbox
+            .apply(&mut cmd)
+            .map_err(|e| format!("cannot sandbox `{}`: {e}", server.command))?;
+        let mut child = cmd
             .spawn()
             .map_err(|e| format!("cannot run `{}`: {e}", server.command))?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
@@ -494,6 +519,11 @@ impl LspManager {
         for k in &keys {
             if let Some(Slot::Running(client, mut child, _)) = slots.remove(k) {
                 let _ = tokio::time::timeout(Duration::from_secs(2), client.shutdown()).await;
+                // What the server started (a `cargo check`) goes with it.
+                if let Some(pid) = child.id() {
+                    // SAFETY: signals the process group the server leads.
+                    unsafe { libc::killpg(pid as i32, libc::SIGKILL) };
+                }
                 let _ = child.kill().await;
             }
         }

@@ -160,15 +160,32 @@ mod fake_server_tests {
             extensions: vec!["txt".into()],
             ..Default::default()
         };
-        let m = Arc::new(LspManager::new(
-            [("fake".to_string(), server)].into(),
-            root.clone(),
-            root.join("data"),
-            Default::default(),
-        ));
-        m.watch();
+        let make = || {
+            LspManager::new(
+                [("fake".to_string(), server.clone())].into(),
+                root.clone(),
+                root.join("data"),
+                Default::default(),
+            )
+        };
         std::fs::write(root.join("a.txt"), "ok\n").unwrap();
         let d = |p: &Path| p.display().to_string();
+        // In a project nobody trusted, no server starts: it runs their code.
+        let untrusted = make().after_change(&root.join("a.txt"), &d).await;
+        assert_eq!(
+            untrusted.as_deref(),
+            Some(
+                format!(
+                    "Diagnostics: unavailable ({}).",
+                    super::super::manager::UNTRUSTED
+                )
+                .as_str()
+            )
+        );
+        let sandbox =
+            crate::shell::Sandbox::new(crate::shell::SandboxMode::WorkspaceWrite, &root, None, &[]);
+        let m = Arc::new(make().trusted(sandbox));
+        m.watch();
         let r = m.after_change(&root.join("a.txt"), &d).await;
         assert!(r.is_some());
         std::fs::write(root.join("other.txt"), "hi\n").unwrap();

@@ -248,8 +248,9 @@ impl Connection {
                 for (k, v) in &config.headers {
                     let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
                         .map_err(|e| format!("header `{k}`: {e}"))?;
-                    let value = reqwest::header::HeaderValue::from_str(&expand_env(v)?)
-                        .map_err(|e| format!("header `{k}`: {e}"))?;
+                    let value =
+                        reqwest::header::HeaderValue::from_str(&expand_env(v, &config.sealed_env)?)
+                            .map_err(|e| format!("header `{k}`: {e}"))?;
                     headers.insert(name, value);
                 }
                 let transport = StreamableHttpClientTransport::<reqwest::Client>::from_config(
@@ -354,8 +355,9 @@ pub(super) fn exit_reason(process: &Process, how: Option<&str>) -> String {
     out
 }
 
-/// `${NAME}` in a header value is the environment variable NAME.
-fn expand_env(value: &str) -> Result<String, String> {
+/// `${NAME}` in a header value is the environment variable NAME, unless
+/// NAME is `sealed` (a provider key, in a server a project defined).
+fn expand_env(value: &str, sealed: &[String]) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = value;
     while let Some(start) = rest.find("${") {
@@ -365,6 +367,11 @@ fn expand_env(value: &str) -> Result<String, String> {
             return Err(format!("`{value}` opens `${{` without a closing `}}`"));
         };
         let name = &after[..end];
+        if sealed.iter().any(|s| s == name) {
+            return Err(format!(
+                "the header uses ${{{name}}}, your provider key, in a server the project defined; only a server in your own config can send it"
+            ));
+        }
         let v = std::env::var(name).map_err(|_| {
             format!("the environment variable {name} (used in a header) is not set")
         })?;
@@ -403,13 +410,18 @@ mod tests {
     fn header_values_expand_the_environment() {
         // PATH is set in every test environment.
         let path = std::env::var("PATH").unwrap();
-        assert_eq!(expand_env("a ${PATH} b").unwrap(), format!("a {path} b"));
-        assert_eq!(expand_env("plain").unwrap(), "plain");
+        assert_eq!(
+            expand_env("a ${PATH} b", &[]).unwrap(),
+            format!("a {path} b")
+        );
+        assert_eq!(expand_env("plain", &[]).unwrap(), "plain");
         assert!(
-            expand_env("${AGENT_TEST_SURELY_UNSET_VAR}")
+            expand_env("${AGENT_TEST_SURELY_UNSET_VAR}", &[])
                 .unwrap_err()
                 .contains("AGENT_TEST_SURELY_UNSET_VAR")
         );
-        assert!(expand_env("${OPEN").is_err());
+        assert!(expand_env("${OPEN", &[]).is_err());
+        let e = expand_env("Bearer ${PATH}", &["PATH".into()]).unwrap_err();
+        assert!(e.contains("only a server in your own config"), "{e}");
     }
 }

@@ -451,9 +451,8 @@ pub async fn list(config: &crate::config::Config) -> String {
     }
     for (name, file) in &config.mcp_ignored {
         out.push_str(&format!(
-            "{name}  ignored: defined in {}; a project's config cannot start MCP servers (add it to {} if you trust it)\n",
+            "{name}  ignored: defined in {}, and this project is not trusted (`agent trust` shows what it asks for; `agent trust --yes` trusts it)\n",
             file.display(),
-            config.paths.user_config.display()
         ));
     }
     out

@@ -44,6 +44,10 @@ pub struct ServerConfig {
     /// (filled in when the config loads).
     #[serde(skip)]
     pub withheld_env: Vec<String>,
+    /// Variables a header may not name (`${OPENAI_API_KEY}`): the provider
+    /// keys, in a server the project's config defined.
+    #[serde(skip)]
+    pub sealed_env: Vec<String>,
     /// The endpoint of a streamable HTTP server.
     pub url: Option<String>,
     /// HTTP headers; `${NAME}` in a value is the environment variable NAME.

@@ -195,8 +195,9 @@ pub struct GateConfig {
     pub rules: RuleSet,
     pub yolo: bool,
     pub workspace: PathBuf,
-    /// Where "always" saves rules: the project's `.agent/config.toml`.
-    pub project_config: PathBuf,
+    /// Where "always" saves rules: the person's own config file, under
+    /// `[projects."<workspace>"]`.
+    pub always_file: PathBuf,
 }
 
 pub struct Gate {
@@ -207,7 +208,7 @@ pub struct Gate {
     /// Shared with [`Gate::child`]ren: `/yolo` reaches sub-agents too.
     yolo: Arc<std::sync::atomic::AtomicBool>,
     workspace: PathBuf,
-    project_config: PathBuf,
+    always_file: PathBuf,
 }
 
 /// Why a call may not run; the text is the tool result the model reads.
@@ -228,7 +229,7 @@ impl Gate {
             turn: tokio::sync::Mutex::new(()),
             yolo: Arc::new(std::sync::atomic::AtomicBool::new(config.yolo)),
             workspace: config.workspace,
-            project_config: config.project_config,
+            always_file: config.always_file,
         }
     }
 
@@ -241,7 +242,7 @@ impl Gate {
             turn: tokio::sync::Mutex::new(()),
             yolo: Arc::clone(&self.yolo),
             workspace: self.workspace.clone(),
-            project_config: self.project_config.clone(),
+            always_file: self.always_file.clone(),
         }
     }
 
@@ -510,7 +511,7 @@ impl Gate {
             self.shared.lock().grants.extend(facts.scope.keys());
             return;
         };
-        let source = self.project_config.display().to_string();
+        let source = self.always_file.display().to_string();
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let mut state = self.shared.lock();
         state.grants.extend(facts.scope.keys());
@@ -526,11 +527,11 @@ impl Gate {
             }
         }
         drop(state);
-        if let Err(e) = persist::add_allow_rules(&self.project_config, &texts) {
+        if let Err(e) = persist::add_allow_rules(&self.always_file, &self.workspace, &texts) {
             // The session grant above still holds; only the file failed.
             crate::session::log(&format!(
                 "could not save the allow rule to {}: {e}",
-                self.project_config.display()
+                self.always_file.display()
             ));
         }
     }

@@ -75,7 +75,7 @@ fn gate_with(rules: &[(&str, RuleList)], yolo: bool, approver: Arc<dyn Approver>
             rules: set,
             yolo,
             workspace: PathBuf::from(WS),
-            project_config: std::env::temp_dir()
+            always_file: std::env::temp_dir()
                 .join(format!("agent-gate-test-{}.toml", uuid::Uuid::new_v4())),
         },
         approver,

@@ -79,6 +79,9 @@ pub struct Sandbox {
     pub mode: SandboxMode,
     /// Where writes are allowed (workspace-write) besides temp and devices.
     pub writable: Vec<PathBuf>,
+    /// Environment variables a command does not get (the provider keys),
+    /// whatever the mode.
+    pub withheld_env: Vec<String>,
 }
 
 impl Sandbox {
@@ -86,6 +89,7 @@ impl Sandbox {
         Sandbox {
             mode: SandboxMode::Off,
             writable: Vec::new(),
+            withheld_env: Vec::new(),
         }
     }
 
@@ -100,7 +104,16 @@ impl Sandbox {
             writable.extend(HOME_CACHES.iter().map(|c| h.join(c)));
         }
         writable.extend(extra.iter().cloned());
-        Sandbox { mode, writable }
+        Sandbox {
+            mode,
+            writable,
+            withheld_env: Vec::new(),
+        }
+    }
+
+    pub fn withholding(mut self, vars: &[String]) -> Sandbox {
+        self.withheld_env = vars.to_vec();
+        self
     }
 
     /// Whether this kernel enforces Landlock.
@@ -133,6 +146,9 @@ impl Sandbox {
 
     /// Makes the command restrict itself before it starts.
     pub fn apply(&self, cmd: &mut tokio::process::Command) -> std::io::Result<()> {
+        for var in &self.withheld_env {
+            cmd.env_remove(var);
+        }
         if !self.active() {
             return Ok(());
         }

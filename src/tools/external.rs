@@ -356,7 +356,7 @@ mod tests {
                 rules,
                 yolo: false,
                 workspace: dir.clone(),
-                project_config: dir.join("agent-external-test-unused.toml"),
+                always_file: dir.join("agent-external-test-unused.toml"),
             },
             Arc::new(crate::headless::HeadlessApprover),
         );
@@ -400,7 +400,7 @@ mod tests {
         assert!(r.denied, "{}", r.content);
         assert!(
             r.content
-                .contains("add `mcp_x_write` to [permissions] allow"),
+                .contains("add `mcp_x_write` to [permissions] allow in their own config"),
             "{}",
             r.content
         );

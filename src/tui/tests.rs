@@ -210,7 +210,7 @@ async fn request(
             rules: RuleSet::default(),
             yolo: false,
             workspace: "/w".into(),
-            project_config: "/w/.agent/config.toml".into(),
+            always_file: "/w/.agent/config.toml".into(),
         },
         Arc::new(cap.clone()),
     ));

@@ -18,8 +18,14 @@ pub struct Tui {
 }
 
 impl Tui {
-    /// `agent` for `p`, talking OpenAI's wire format to `base`.
+    /// `agent --trust-project` for `p`, talking OpenAI's wire format to
+    /// `base` (tests of other things than the trust question).
     pub fn start(p: &Project, base: &str) -> Tui {
+        Tui::start_with(p, base, &["--trust-project"])
+    }
+
+    /// `agent` with `extra` arguments.
+    pub fn start_with(p: &Project, base: &str, extra: &[&str]) -> Tui {
         let pty = native_pty_system()
             .openpty(PtySize {
                 rows: ROWS,
@@ -30,6 +36,7 @@ impl Tui {
             .unwrap();
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_agent"));
         cmd.args(["--provider", "openai", "--base-url", base, "--model", "m"]);
+        cmd.args(extra);
         cmd.cwd(p.root());
         cmd.env_clear();
         for (k, v) in [
