@@ -297,3 +297,71 @@ fn a_domain_deny_rule_covers_fetch_and_bash_in_any_spelling() {
         );
     }
 }
+
+/// Attacks that hide in the project's files: option-like file names a glob
+/// hands to a program, a bare repository's config, a toolchain file, an
+/// `.npmrc`, links inside compared directories. Headless, every one is
+/// refused and leaves no mark.
+#[test]
+fn the_projects_files_cannot_turn_a_read_into_code() {
+    let p = Project::new();
+    let mark = p.root().join("mark");
+    let touch = format!("touch {}", mark.display());
+    // `sort *` and `git log *` with a file named like an output option.
+    p.file("--output=mark", "");
+    p.file("data.txt", "b\na\n");
+    // A bare repository committed as ordinary files.
+    p.file("vendor/evil/HEAD", "ref: refs/heads/main\n");
+    p.file("vendor/evil/objects/.keep", "");
+    p.file("vendor/evil/refs/heads/.keep", "");
+    p.file(
+        "vendor/evil/config",
+        &format!("[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tfsmonitor = \"{touch}; false\"\n[diff]\n\texternal = \"{touch}\"\n"),
+    );
+    // rustup would run the toolchain the project names.
+    p.file(
+        "rs/rust-toolchain.toml",
+        "[toolchain]\npath = \"/tmp/nowhere\"\n",
+    );
+    // npm would fetch from (and write to) where the project says.
+    p.file(
+        "js/.npmrc",
+        "registry=http://127.0.0.1:9/${HOME}/\nlogs-dir=/tmp/x\n",
+    );
+    p.file("js/package.json", "{}");
+    // A link in a compared directory points outside.
+    let outside = p.home().join("secret.txt");
+    std::fs::write(&outside, "TOPSECRET").unwrap();
+    p.file("d1/.keep", "");
+    p.file("d2/x", "");
+    std::os::unix::fs::symlink(&outside, p.root().join("d1/x")).unwrap();
+    let attacks = [
+        "sort *",
+        "git log *",
+        "git -C vendor/evil status",
+        "cd vendor/evil && git log -p",
+        "cd rs && cargo --version",
+        "cd js && npm ls",
+        "diff -u d2 d1",
+        "wait -p PATH -n; ls",
+        "echo $((PATH=10)); ls",
+    ];
+    let (_mock, results) = rounds(
+        &p,
+        Wire::OpenAi,
+        attacks.iter().map(|a| bash(a)).collect(),
+        &[],
+    );
+    for (attack, result) in attacks.iter().zip(&results) {
+        assert!(
+            result.contains("needs the person's approval") || result.contains("is not run"),
+            "{attack:?}: {result}"
+        );
+        assert!(!result.contains("TOPSECRET"), "{attack:?}: {result}");
+    }
+    assert!(!mark.exists(), "a command ran what the project planted");
+    assert_eq!(
+        std::fs::read_to_string(p.root().join("--output=mark")).unwrap(),
+        ""
+    );
+}

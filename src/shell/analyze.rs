@@ -432,6 +432,7 @@ impl Analyzer<'_> {
             self.unknown("more words than brace expansion can be followed for", "{…}");
             return None;
         };
+        let words = self.option_globs(words, cwd.as_deref());
         let u = wrappers::unwrap(&words);
         for a in &u.assignments {
             let (name, value) = a.split_once('=').unwrap_or((a, ""));
@@ -455,7 +456,16 @@ impl Analyzer<'_> {
                 )));
             }
             self.check_ban(&[w.as_str()]);
-            if !wrappers::INERT.contains(&w.as_str()) {
+            // `time CMD` only reports; `time -o FILE` writes a file.
+            let before = &words[..words.len().saturating_sub(u.words.len())];
+            let timed = w == "time"
+                && !before.iter().any(|x| {
+                    x.text.starts_with("-o")
+                        || x.text.starts_with("--o")
+                        || x.text.starts_with("--a")
+                        || x.text == "-a"
+                });
+            if !wrappers::INERT.contains(&w.as_str()) && !timed {
                 self.require(RiskAssessment::low(format!(
                     "runs the command through `{w}`"
                 )));
@@ -600,7 +610,28 @@ impl Analyzer<'_> {
         }
         let read_only = known
             && is_read_only(&name, &args)
-            && (!u.args_from_input || self.input_args_inert(&name, &u, cmd, script));
+            && (!u.args_from_input || self.input_args_inert(&name, &u, cmd, script))
+            && !self.diffs_directories(&name, &args, part_cwd.as_deref());
+        let read_only = read_only && {
+            match toolchain_file(&name, part_cwd.as_deref(), &self.env.workspace) {
+                Some(why) => {
+                    self.require(RiskAssessment::medium(why));
+                    false
+                }
+                None => true,
+            }
+        };
+        let read_only = if name == "git" {
+            match self.git_runs_programs(&args, part_cwd.as_deref()) {
+                Some(why) => {
+                    self.require(RiskAssessment::medium(why));
+                    false
+                }
+                None => read_only,
+            }
+        } else {
+            read_only
+        };
         if u.args_from_file {
             self.require(RiskAssessment::low(
                 "takes its arguments from a file, unknown here",
@@ -767,6 +798,52 @@ impl Analyzer<'_> {
         Some(out)
     }
 
+    /// Why `git ARGS` run in `cwd` may run a program its repository chose
+    /// (`core.fsmonitor`, a diff driver): see [`super::gitconfig`].
+    fn git_runs_programs(&self, args: &[&str], cwd: Option<&std::path::Path>) -> Option<String> {
+        let unknown = || Some("git runs in a repository that cannot be known here".to_string());
+        let Some(mut dir) = cwd.map(std::path::Path::to_path_buf) else {
+            return unknown();
+        };
+        let mut git_dir = None;
+        let mut i = 0;
+        while let Some(a) = args.get(i) {
+            let value = match *a {
+                "-C" | "--git-dir" => {
+                    i += 1;
+                    args.get(i).copied()
+                }
+                a => a.strip_prefix("--git-dir="),
+            };
+            let resolved = value.and_then(|v| self.env.resolve(v, Some(&dir)));
+            match *a {
+                "-C" => match resolved {
+                    Some(d) => dir = d,
+                    None => return unknown(),
+                },
+                a if a == "--git-dir" || a.starts_with("--git-dir=") => match resolved {
+                    Some(d) => git_dir = Some(d),
+                    None => return unknown(),
+                },
+                a if !a.starts_with('-') => break,
+                _ => {}
+            }
+            i += 1;
+        }
+        super::gitconfig::runs_programs(&dir, git_dir.as_deref())
+    }
+
+    /// `diff dirA dirB` compares the files in them, following symlinks to
+    /// wherever they point (`-r` is judged by the read-only table).
+    fn diffs_directories(&self, name: &str, args: &[&str], cwd: Option<&std::path::Path>) -> bool {
+        name == "diff"
+            && !args.contains(&"--no-dereference")
+            && args
+                .iter()
+                .filter(|a| !a.starts_with('-'))
+                .any(|a| cwd.is_none() || self.env.resolve(a, cwd).is_none_or(|p| p.is_dir()))
+    }
+
     fn assignment_risk(&mut self, name: &str) {
         if variables::runs_code(name) {
             self.require(RiskAssessment::medium(format!(
@@ -778,6 +855,67 @@ impl Analyzer<'_> {
             )));
         }
     }
+}
+
+/// Programs a version manager's shim picks by a file in the project.
+const RUST_PROXIES: &[&str] = &[
+    "cargo",
+    "rustc",
+    "rustup",
+    "rustdoc",
+    "rustfmt",
+    "cargo-clippy",
+];
+const SHIMMED: &[&str] = &[
+    "python", "python3", "pip", "pip3", "node", "npm", "npx", "ruby", "gem", "go", "java", "deno",
+    "bun", "perl",
+];
+
+/// Why running `name` in `cwd` runs what the project chose: rustup reads
+/// `rust-toolchain(.toml)` (a `path` it execs, a channel it downloads), asdf
+/// and mise read `.tool-versions` / `mise.toml` (`path:/…` versions).
+fn toolchain_file(
+    name: &str,
+    cwd: Option<&std::path::Path>,
+    workspace: &std::path::Path,
+) -> Option<String> {
+    let mut files: Vec<&str> = Vec::new();
+    if RUST_PROXIES.contains(&name) {
+        files.extend(["rust-toolchain", "rust-toolchain.toml"]);
+    }
+    if SHIMMED.contains(&name) {
+        files.extend([
+            ".tool-versions",
+            "mise.toml",
+            ".mise.toml",
+            ".mise/config.toml",
+            ".config/mise.toml",
+        ]);
+    }
+    // npm reads the project's `.npmrc`: a registry URL with `${VAR}` in
+    // it, a log and cache directory anywhere.
+    if matches!(name, "npm" | "npx" | "pnpm" | "yarn") {
+        files.extend([".npmrc", ".yarnrc", ".yarnrc.yml"]);
+    }
+    if files.is_empty() {
+        return None;
+    }
+    let Some(cwd) = cwd else {
+        return Some(format!(
+            "`{name}` runs in a directory only known at run time"
+        ));
+    };
+    // Above the project the files are the person's own.
+    cwd.ancestors()
+        .take_while(|d| d.starts_with(workspace))
+        .flat_map(|d| files.iter().map(move |f| d.join(f)).collect::<Vec<_>>())
+        .find(|p| p.is_file())
+        .map(|p| {
+            format!(
+                "{} configures what `{name}` runs or reaches (a toolchain, a path, a registry)",
+                p.display()
+            )
+        })
 }
 
 /// The action words first, then the rest in order (`git -C x commit -m y`

@@ -16,6 +16,7 @@
 //! | `variables` | assignments: inert, code-changing, values bash evaluates |
 //! | `readonly` | the read-only allow list, option by option (`table`, `programs`, `rich`) |
 //! | `scripts` | sed scripts and awk programs that stay inert |
+//! | `gitconfig` | what a repository's own git config makes git run (`core.fsmonitor`, diff drivers) |
 //! | `danger` | the danger rules: a table of rows (`rows`) and the few procedural checks (`files`, `services`) |
 //! | `paths` | where a path is: workspace, secret, persistence, system |
 //! | `prefix` | what a session grant remembers; the banned list |
@@ -25,6 +26,7 @@ pub mod analyze;
 mod danger;
 #[cfg(test)]
 mod fuzz;
+mod gitconfig;
 mod hosts;
 mod inline;
 mod nested;

@@ -754,6 +754,55 @@ impl Analyzer<'_> {
         Some(path)
     }
 
+    /// Words a glob becomes that start with `-`: a file named
+    /// `--output=x` or `-i` in the directory turns `sort *` or `sed s/a/b/ *`
+    /// into options. Those names join the words (after the glob), so the
+    /// option checks see them.
+    pub(super) fn option_globs(&mut self, words: Vec<Word>, cwd: Option<&Path>) -> Vec<Word> {
+        let leads = |w: &Word| {
+            !w.dynamic && has_glob(&w.pattern) && super::words::glob_split(&w.pattern).0.is_empty()
+        };
+        if !words.iter().skip(1).any(leads) {
+            return words;
+        }
+        let Some(dir) = cwd else {
+            return words;
+        };
+        let mut names: Option<Vec<String>> = None;
+        let mut out = Vec::with_capacity(words.len());
+        for (i, w) in words.into_iter().enumerate() {
+            let glob = i > 0 && leads(&w);
+            let first = w.pattern.split('/').next().unwrap_or_default().to_string();
+            out.push(w);
+            if !glob {
+                continue;
+            }
+            let listed = names.get_or_insert_with(|| {
+                std::fs::read_dir(dir)
+                    .map(|entries| {
+                        entries
+                            .flatten()
+                            .take(MAX_GLOB_ENTRIES)
+                            .map(|e| e.file_name().to_string_lossy().into_owned())
+                            .filter(|n| n.starts_with('-'))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            });
+            let Ok(m) = globset::GlobBuilder::new(&first)
+                .literal_separator(true)
+                .build()
+                .map(|g| g.compile_matcher())
+            else {
+                continue;
+            };
+            for n in listed.iter().filter(|n| m.is_match(n.as_str())) {
+                out.push(Word::literal(n));
+            }
+        }
+        out
+    }
+
     /// The files a glob pattern matches now, resolved through symlinks
     /// (`cat *` reads what links point to). `None` when that cannot be
     /// known: an unknown directory, too many entries.

@@ -280,19 +280,30 @@ fn awk_reading(program: &str, slash: Slash) -> Option<bool> {
     let words = code
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .collect::<Vec<_>>();
-    if words.iter().any(|w| matches!(*w, "system" | "getline")) || code.contains('@') {
+    // `ARGV[1] = "/etc/passwd"` (or `ARGC`) makes awk read another file.
+    if words
+        .iter()
+        .any(|w| matches!(*w, "system" | "getline" | "ARGV" | "ARGC"))
+        || code.contains('@')
+    {
         return Some(false);
     }
     if code.replace("||", "").contains('|') {
         return Some(false);
     }
-    // `>` inside a print statement (outside parentheses) redirects it.
+    // `>` inside a print statement (outside parentheses) redirects it. A
+    // newline after `,`, `&&`, `||` or `(` continues the statement.
     let mut in_print = false;
     let mut depth = 0i32;
     let chars: Vec<char> = code.chars().collect();
     let mut k = 0;
+    let mut last = '\n';
     while k < chars.len() {
         let c = chars[k];
+        let continues = matches!(last, ',' | '&' | '|' | '(');
+        if !c.is_whitespace() {
+            last = c;
+        }
         if c.is_ascii_alphabetic() {
             let start = k;
             while k < chars.len() && (chars[k].is_ascii_alphanumeric() || chars[k] == '_') {
@@ -306,7 +317,8 @@ fn awk_reading(program: &str, slash: Slash) -> Option<bool> {
             continue;
         }
         match c {
-            ';' | '{' | '}' | '\n' => in_print = false,
+            ';' | '{' | '}' => in_print = false,
+            '\n' if !continues => in_print = false,
             '(' => depth += 1,
             ')' => depth -= 1,
             '>' if in_print && depth <= 0 => return Some(false),
@@ -382,6 +394,9 @@ mod tests {
             assert!(awk_program_inert(ok), "{ok}");
         }
         for bad in [
+            "BEGIN{print \"a\",\n\"b\" > \"f\"}",
+            "BEGIN{print \"a\" &&\n\"b\" > \"f\"}",
+            "BEGIN{ARGV[1]=\"/etc/passwd\";ARGC=2}{print}",
             "{system(\"id\")}",
             "{print > \"out\"}",
             "{print $1 > 5}",

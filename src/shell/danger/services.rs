@@ -232,6 +232,17 @@ pub(super) fn git(inv: &Invocation) -> Option<RiskAssessment> {
         }
         "init" => low("creates a repository"),
         _ if crate::shell::readonly::is_read_only("git", a) => None,
+        // `git config --global --list`: a read of the person's settings.
+        "config"
+            if rest.iter().any(|x| {
+                matches!(
+                    *x,
+                    "--list" | "-l" | "list" | "--get" | "--get-all" | "--get-regexp" | "get"
+                )
+            }) =>
+        {
+            low("reads git settings, the person's own included")
+        }
         s if GIT_CHANGES.contains(&s) => Some(RiskAssessment::medium(format!(
             "changes the repository (git {s})"
         ))),
@@ -277,6 +288,16 @@ pub(super) fn container(inv: &Invocation) -> Option<RiskAssessment> {
         if escalates {
             return high("gives a container control of the host (privilege escalation)");
         }
+    }
+    if matches!(
+        sub,
+        "ps" | "images" | "version" | "info" | "inspect" | "logs" | "top" | "stats"
+    ) || (matches!(sub, "container" | "image" | "volume" | "network")
+        && matches!(second, "ls" | "list" | "inspect"))
+    {
+        return Some(RiskAssessment::low(
+            "reads container state from the Docker daemon",
+        ));
     }
     medium("runs containers")
 }

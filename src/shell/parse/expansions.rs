@@ -265,6 +265,19 @@ impl Walker<'_> {
     /// The variables an arithmetic expression reads; substitutions inside
     /// are walked as commands.
     pub(super) fn arithmetic(&mut self, node: Node<'_>, vars: &mut Vec<String>) {
+        // `$((PATH=10))`, `(( HOME++ ))`, `${a[IFS=1]}`: arithmetic sets
+        // variables too, with values only known at run time.
+        for name in arithmetic_assignments(&self.text(node)) {
+            if !self.script.assigned.iter().any(|(n, _)| *n == name) {
+                self.script.assigned.push((
+                    name.clone(),
+                    Word {
+                        dynamic: true,
+                        ..Word::literal(&format!("$(({name}))"))
+                    },
+                ));
+            }
+        }
         self.nested(|_| (), |w| w.arithmetic_at(node, vars))
     }
 
@@ -384,6 +397,65 @@ fn identifiers(text: &str) -> Vec<String> {
         })
         .map(str::to_string)
         .collect()
+}
+
+/// The variables an arithmetic text assigns: `x=1`, `x[i]+=2`, `x++`,
+/// `--x` (not `x==1`, `x<=1`).
+pub(super) fn arithmetic_assignments(text: &str) -> Vec<String> {
+    let b = text.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let starts = (b[i].is_ascii_alphabetic() || b[i] == b'_')
+            && (i == 0 || !(ident(b[i - 1]) || b[i - 1] == b'$'));
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && ident(b[i]) {
+            i += 1;
+        }
+        let name = &text[start..i];
+        let before = text[..start].trim_end();
+        let prefixed = before.ends_with("++") || before.ends_with("--");
+        let mut j = i;
+        while j < b.len() && b[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        if j < b.len() && b[j] == b'[' {
+            let mut depth = 0;
+            while j < b.len() {
+                match b[j] {
+                    b'[' => depth += 1,
+                    b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            j += 1;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            while j < b.len() && b[j].is_ascii_whitespace() {
+                j += 1;
+            }
+        }
+        let rest = &text[j.min(text.len())..];
+        let assigns = (rest.starts_with('=') && !rest.starts_with("=="))
+            || [
+                "+=", "-=", "*=", "/=", "%=", "&=", "^=", "|=", "<<=", ">>=", "++", "--",
+            ]
+            .iter()
+            .any(|op| rest.starts_with(op));
+        if (assigns || prefixed) && !out.iter().any(|n| n == name) {
+            out.push(name.to_string());
+        }
+    }
+    out
 }
 
 /// Whether `${name:=v}` or `${name=v}` (which set `name`).

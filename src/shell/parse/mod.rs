@@ -537,7 +537,30 @@ impl Walker<'_> {
                 "subshell" => {
                     self.statement(child, substituted);
                 }
-                _ => cmd.words.push(self.word(child)),
+                _ => {
+                    // `{NAME}<file`: bash opens the file and sets NAME to
+                    // the descriptor (`: {PATH}<f; ls`).
+                    let text = self.text(child);
+                    let named_fd = text
+                        .strip_prefix('{')
+                        .and_then(|t| t.strip_suffix('}'))
+                        .filter(|n| {
+                            n.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                                && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                        })
+                        .filter(|_| matches!(self.src.get(child.end_byte()), Some(b'<' | b'>')));
+                    if let Some(name) = named_fd {
+                        self.script.assigned.push((
+                            name.to_string(),
+                            Word {
+                                dynamic: true,
+                                ..Word::literal(&text)
+                            },
+                        ));
+                        continue;
+                    }
+                    cmd.words.push(self.word(child));
+                }
             }
         }
         cmd.redirects.append(&mut redirects);

@@ -149,3 +149,32 @@ fn broken_text_is_flagged() {
     assert!(parse("echo 'unterminated").errors);
     assert!(!parse("echo fine").errors);
 }
+
+#[test]
+fn arithmetic_assignments_are_found() {
+    use super::expansions::arithmetic_assignments as a;
+    assert_eq!(a("PATH=10"), ["PATH"]);
+    assert_eq!(
+        a("x == 1 || y <= 2 || z >= 3 || w != 4"),
+        Vec::<String>::new()
+    );
+    assert_eq!(a("a[i+1] += 2"), ["a"]);
+    assert_eq!(a("i++, --j"), ["i", "j"]);
+    assert_eq!(a("$x + 1"), Vec::<String>::new());
+    assert_eq!(a("x <<= 1"), ["x"]);
+    for cmd in [
+        "echo $((PATH=10))",
+        "(( PATH=10 ))",
+        "echo $[PATH=10]",
+        "[[ 1 -eq PATH=10 ]]",
+        "a=(1 2); echo ${a[PATH=10]}",
+        ": $((HOME++))",
+    ] {
+        let s = super::parse(cmd);
+        assert!(
+            s.assigned.iter().any(|(n, _)| n == "PATH" || n == "HOME"),
+            "{cmd}: {:?}",
+            s.assigned
+        );
+    }
+}

@@ -375,14 +375,44 @@ pub(super) fn set(args: &[&str]) -> bool {
 /// Plain variable names only: a subscript (`a[$(cmd)]`) is evaluated.
 /// Plain variable names only: a subscript (`a[$(cmd)]`) is evaluated, and
 /// a name like `PATH` or `IFS` changes what later words mean.
+/// `nm`/`objdump --plugin x.so` loads code; `objdump -S` prints "source"
+/// lines from whatever files the object's debug information names, and
+/// `--dwarf=follow-links` opens the files it links to.
+pub(super) fn binutils(args: &[&str]) -> bool {
+    !args.iter().any(|a| {
+        a.starts_with("--plugin")
+            || a.starts_with("--source")
+            || a.starts_with("--dwarf=follow")
+            || a.starts_with("--debug-file-directory")
+            || a.starts_with("-W") && a.contains('K')
+            || (a.starts_with('-') && !a.starts_with("--") && a.contains('S'))
+    })
+}
+
+/// A variable a builtin may set without changing what later words mean.
+fn plain(a: &str) -> bool {
+    !a.is_empty()
+        && a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !crate::shell::variables::runs_code(a)
+        && !crate::shell::variables::exported(a)
+}
+
+/// `wait -p NAME` sets (or unsets) NAME: `wait -p PATH -n`.
+pub(super) fn wait(args: &[&str]) -> bool {
+    const WAIT: Spec = spec("nf", "p", &[], &[]);
+    let named = args
+        .iter()
+        .position(|a| a.starts_with('-') && !a.starts_with("--") && a.ends_with('p'))
+        .map(|p| args.get(p + 1).copied().unwrap_or(""));
+    let glued = args
+        .iter()
+        .filter(|a| a.starts_with('-') && a.contains('p'))
+        .any(|a| !a.ends_with('p'));
+    !glued && named.is_none_or(plain) && operands(&WAIT, args).is_some()
+}
+
 pub(super) fn read(args: &[&str]) -> bool {
     const READ: Spec = spec("rse", "adnNptui", &[], &[]);
-    let plain = |a: &str| {
-        !a.is_empty()
-            && a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && !crate::shell::variables::runs_code(a)
-            && !crate::shell::variables::exported(a)
-    };
     let array = args
         .iter()
         .position(|a| *a == "-a")
@@ -433,25 +463,65 @@ pub(super) fn jq_program_inert(program: &str) -> bool {
         "$__loc__",
         "getpath",
         "file",
+        "modulemeta",
+        "get_search_list",
     ]
     .iter()
     .any(|w| program.contains(w))
 }
 
-/// jq: options are inert; the program must be too (see
-/// [`jq_program_inert`]), and `-f FILE` gives a program nobody read here.
+/// jq: only options known to be inert (an unknown one, `-f FILE` in any
+/// cluster, `-L DIR` are not); the program, the first operand even after
+/// `--args`, must be inert too (see [`jq_program_inert`]).
 pub(super) fn jq(args: &[&str]) -> bool {
+    const FLAGS: &str = "nrjascCMSeh0";
+    const LONG: &[&str] = &[
+        "null-input",
+        "raw-input",
+        "slurp",
+        "compact-output",
+        "raw-output",
+        "raw-output0",
+        "join-output",
+        "ascii-output",
+        "sort-keys",
+        "color-output",
+        "monochrome-output",
+        "tab",
+        "seq",
+        "stream",
+        "stream-errors",
+        "exit-status",
+        "unbuffered",
+        "args",
+        "jsonargs",
+        "help",
+        "version",
+    ];
     let mut i = 0;
     let mut program: Option<&str> = None;
+    let mut operands_only = false;
     while let Some(a) = args.get(i) {
-        match *a {
-            "-f" | "--from-file" => return false,
-            "--arg" | "--argjson" | "--slurpfile" | "--rawfile" => i += 2,
-            "-L" | "--indent" => i += 1,
-            "--args" | "--jsonargs" => break,
-            o if o.starts_with('-') => {}
-            p if program.is_none() => program = Some(p),
-            _ => {}
+        if !operands_only && a.starts_with("--") && a.len() > 2 {
+            let (name, glued) = match a[2..].split_once('=') {
+                Some((n, _)) => (n, true),
+                None => (&a[2..], false),
+            };
+            match name {
+                // NAME VALUE: two words (the file ones are read as paths).
+                "arg" | "argjson" | "slurpfile" | "rawfile" | "argfile" if !glued => i += 2,
+                "indent" if !glued => i += 1,
+                n if LONG.contains(&n) && !glued => {}
+                _ => return false,
+            }
+        } else if *a == "--" {
+            operands_only = true;
+        } else if !operands_only && a.starts_with('-') && a.len() > 1 {
+            if !a[1..].chars().all(|c| FLAGS.contains(c)) {
+                return false;
+            }
+        } else if program.is_none() {
+            program = Some(a);
         }
         i += 1;
     }
@@ -570,7 +640,8 @@ pub(super) fn npm(args: &[&str]) -> bool {
 pub(super) fn docker(args: &[&str]) -> bool {
     matches!(
         args.first(),
-        Some(&("ps" | "images" | "version" | "info" | "inspect" | "logs"))
+        // Not `inspect` or `logs`: containers' environments and logs hold secrets.
+        Some(&("ps" | "images" | "version" | "info"))
     )
 }
 
@@ -586,7 +657,8 @@ pub(super) fn kubectl(args: &[&str]) -> bool {
             .iter()
             .any(|o| a == o || a.starts_with(&format!("{o}=")))
     });
-    let secrets = args.iter().any(|a| a.starts_with("secret"));
+    // `get secret`, `get pods,secrets`, `get Secret/x`.
+    let secrets = args.iter().any(|a| a.to_lowercase().contains("secret"));
     reads && !other_cluster && !secrets
 }
 

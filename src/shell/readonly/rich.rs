@@ -309,8 +309,10 @@ pub(super) fn git(args: &[&str]) -> bool {
         | "count-objects" | "var" | "version" | "annotate" | "range-diff" | "cherry"
         | "verify-commit" | "diff-tree" | "diff-files" | "diff-index" | "check-attr"
         | "symbolic-ref" | "show-branch" => {
+            // `var -l` lists the person's global config (tokens) too.
+            !(sub == "var" && rest.iter().any(|a| a.starts_with('-')))
             // `symbolic-ref NAME REF` sets it, `-d` deletes it.
-            !(sub == "symbolic-ref"
+            && !(sub == "symbolic-ref"
                 && (rest.iter().filter(|a| !a.starts_with('-')).count() > 1
                     || rest.iter().any(|a| {
                         a.starts_with('-') && !matches!(*a, "-q" | "--quiet" | "--short")
@@ -379,7 +381,6 @@ fn config_read(rest: &[&str]) -> bool {
         "--path",
         "--local",
         "--worktree",
-        "--includes",
         "--no-includes",
     ];
     let mut action: Option<&str> = None;
@@ -398,9 +399,33 @@ fn config_read(rest: &[&str]) -> bool {
             _ => operands += 1,
         }
     }
+    // Listing everything reads the person's `~/.gitconfig` too, where
+    // tokens live (`url.…insteadOf`, `http.extraHeader`): only the
+    // repository's own file may be listed, and single keys not of that kind.
+    let own = rest.iter().any(|a| matches!(*a, "--local" | "--worktree"));
+    let name = rest
+        .iter()
+        .find(|a| !a.starts_with('-') && !matches!(**a, "get" | "list"))
+        .map(|n| n.to_lowercase())
+        .unwrap_or_default();
+    let secret = [
+        "url.",
+        "http",
+        "credential",
+        "token",
+        "password",
+        "secret",
+        "auth",
+        "header",
+    ]
+    .iter()
+    .any(|s| name.contains(s));
     match action {
-        Some("--list" | "-l" | "list") => operands == 0,
-        Some("--get" | "--get-all" | "--get-regexp" | "get") => (1..=2).contains(&operands),
+        Some("--list" | "-l" | "list") => operands == 0 && own,
+        Some("--get-regexp") => (1..=2).contains(&operands) && own,
+        Some("--get" | "--get-all" | "get") => (1..=2).contains(&operands) && (own || !secret),
+        // `git config NAME` reads it; `git config NAME VALUE` sets it.
+        None => operands == 1 && (own || !secret),
         _ => false,
     }
 }

@@ -167,13 +167,14 @@ pub(super) const LIST: &[Entry] = &[
         "readlink", "pwd", "whoami", "id", "groups", "uname", "nproc", "arch", "tty", "locale",
         "cal", "uptime", "free", "lscpu", "lsblk", "df", "stat", "echo", "seq", "factor", "numfmt",
         "expr", "yes", "true", "false", "sleep", "printenv", "getconf", "look", "tr", "type",
-        "which", "whereis", "w", "who", "vmstat", "pgrep", "lsof", "nm", "readelf", "objdump",
-        "size", "zcat", "bzcat", "xzcat",
+        "which", "whereis", "w", "who", "vmstat", "pgrep", "lsof", "readelf", "size", "zcat",
+        "bzcat", "xzcat",
     ]),
+    custom(&["nm", "objdump"], binutils),
     // Shell builtins that change nothing (`cd` is followed by the analysis).
     any(&[
-        "cd", "pushd", "popd", "dirs", "wait", "times", "caller", ":", "break", "continue",
-        "return", "exit", "shift", "help",
+        "cd", "pushd", "popd", "dirs", "times", "caller", ":", "break", "continue", "return",
+        "exit", "shift", "help",
     ]),
     only(
         &["head"],
@@ -473,6 +474,7 @@ pub(super) const LIST: &[Entry] = &[
     custom(&["jobs"], jobs),
     custom(&["set"], set),
     custom(&["read"], read),
+    custom(&["wait"], wait),
     custom(&["find"], find),
     custom(&["fd", "fdfind"], fd),
     custom(&["sed"], sed),
