@@ -29,7 +29,7 @@ pub fn new_surface(
     provider: Option<Arc<dyn Provider>>,
 ) -> Surface {
     let ctx = ToolContext::new(
-        Workspace::new(config.workspace.clone()),
+        Workspace::new(config.workspace.clone()).protecting(config.agent_files()),
         config.bans(),
         cancel.clone(),
     )
@@ -150,7 +150,9 @@ pub struct HeadlessApprover;
 
 impl Approver for HeadlessApprover {
     fn request(&self, r: ApprovalRequest, responder: Responder) {
-        let how = if r.risk.level == Risk::High {
+        let how = if r.protected {
+            "High-risk calls always need a person, and this one changes agent's own settings or records: only the person can approve it, one call at a time, in an interactive session (--yolo does not cover it).".to_string()
+        } else if r.risk.level == Risk::High {
             "High-risk calls always need a person: they can run the task interactively, or with --yolo.".to_string()
         } else {
             let rules: Vec<String> = r.rules.iter().map(|x| format!("`{x}`")).collect();

@@ -154,3 +154,73 @@ fn agents_md_pointing_outside_never_reaches_the_prompt() {
     let r = result_texts(&mock.requests()[1]);
     assert!(!r[0].contains("pelican"), "{}", r[0]);
 }
+
+#[test]
+fn yolo_does_not_stretch_file_changes_past_the_sandbox() {
+    if !agent::shell::Sandbox::supported() {
+        eprintln!("skipped: no Landlock here, so no sandbox to stay inside");
+        return;
+    }
+    let p = Project::new();
+    // Outside the project and every temp directory.
+    let outside = std::path::PathBuf::from(format!(
+        "/var/lib/agent-yolo-test-{}/notes.txt",
+        std::process::id()
+    ));
+    let (_, r) = rounds(
+        &p,
+        Wire::OpenAi,
+        vec![
+            ("write", json!({"path": outside, "content": "x\n"})),
+            ("write", json!({"path": "inside.txt", "content": "y\n"})),
+        ],
+        &["--yolo"],
+    );
+    assert!(
+        r[0].contains(
+            "is outside what the OS sandbox (workspace-write mode) lets any command write"
+        ) && r[0].contains("--yolo skips questions, never the sandbox"),
+        "{}",
+        r[0]
+    );
+    assert!(!outside.exists());
+    assert!(r[1].starts_with("Created"), "{}", r[1]);
+    // With the sandbox off, --yolo reaches there too (not run: it would
+    // write outside the test's own directories).
+}
+
+#[test]
+fn agents_own_files_are_for_the_person_alone_even_under_yolo() {
+    let p = Project::new();
+    let config = p.home().join("config.toml");
+    let before = std::fs::read_to_string(&config).unwrap();
+    let (_, r) = rounds(
+        &p,
+        Wire::Anthropic,
+        vec![
+            ("view", json!({"path": config})),
+            (
+                "write",
+                json!({"path": config, "content": "[sandbox]\nmode = \"off\"\n"}),
+            ),
+            bash(&format!(
+                "printf '[sandbox]\\nmode = \"off\"\\n' >> {}",
+                config.display()
+            )),
+            bash(&format!(
+                "echo '{{}}' > {}/data/trusted-projects.json",
+                p.home().display()
+            )),
+        ],
+        &["--yolo"],
+    );
+    for result in &r[1..] {
+        assert!(
+            result.contains("changes agent's own settings or records")
+                && result.contains("--yolo does not cover it"),
+            "{result}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), before);
+    assert!(!p.home().join("data/trusted-projects.json").exists());
+}

@@ -552,6 +552,23 @@ impl Config {
         .withholding(&self.withheld_env)
     }
 
+    /// agent's own settings and records: the user config's directory and
+    /// the data directory (trust records, sessions, file history). No
+    /// tool writes them without the person's say, and the sandbox never.
+    pub fn agent_files(&self) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = self
+            .paths
+            .user_config
+            .parent()
+            .map(Path::to_path_buf)
+            .into_iter()
+            .chain([self.paths.data_dir.clone()])
+            .map(|p| p.canonicalize().unwrap_or(p))
+            .collect();
+        v.dedup();
+        v
+    }
+
     pub fn yolo(&self) -> bool {
         self.overrides.yolo
     }

@@ -133,6 +133,8 @@ impl ExternalTool for McpTool {
             needs_approval: !self.read_only,
             subjects: Subjects::default(),
             banned: None,
+            protected: None,
+            outside_sandbox: None,
             diff: None,
         })
     }

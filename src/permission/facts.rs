@@ -277,4 +277,12 @@ pub struct CallFacts {
     pub banned: Option<Banned>,
     /// A unified diff of the change, for the approval dialog.
     pub diff: Option<String>,
+    /// It changes agent's own settings or records (the user config, trust
+    /// records, session data): only the person may say yes, every time,
+    /// even under --yolo; nobody to ask means no.
+    pub protected: Option<String>,
+    /// It writes where the OS sandbox lets no command write: --yolo does
+    /// not stretch to it (the person can still approve it, or turn the
+    /// sandbox off).
+    pub outside_sandbox: Option<String>,
 }

@@ -7,7 +7,10 @@
 //!    only known at run time meets every bash deny rule
 //! 2. a banned command, or a program only known at run time while any ban
 //!    exists → deny (also under --yolo)
-//! 3. --yolo → allow
+//! 3. a change to agent's own settings or records → ask, even under
+//!    --yolo, never from a rule or grant (nobody to ask means no); then
+//!    --yolo → allow, except a file change where the OS sandbox lets no
+//!    command write (→ deny, as it would be for a bash command)
 //! 4. an ask rule, or a PreToolUse hook asking about this very call → ask, no cache
 //! 5. a PreToolUse hook approved this very call → allow
 //! 6. needs no approval (read-only inside the workspace) → allow
@@ -118,6 +121,9 @@ pub struct ApprovalRequest {
     /// Requests waiting behind this one when it was asked (live count:
     /// [`Gate::waiting`]).
     pub waiting: usize,
+    /// It changes agent's own settings or records: --yolo would not
+    /// allow it either.
+    pub protected: bool,
 }
 
 /// The front end's side of a question: show it, answer through the
@@ -307,7 +313,13 @@ impl Gate {
             };
             return j(Decision::Deny, why, None, false);
         }
+        if let Some(why) = &facts.protected {
+            return j(Decision::Ask, format!("high risk: {why}"), None, false);
+        }
         if self.yolo.load(std::sync::atomic::Ordering::Relaxed) {
+            if let Some(why) = &facts.outside_sandbox {
+                return j(Decision::Deny, why.clone(), None, false);
+            }
             return j(
                 Decision::Allow,
                 "--yolo allows every call that no deny rule or ban stops".into(),
@@ -467,6 +479,7 @@ impl Gate {
             choices: choices(facts, high || !judgment.cacheable, &self.workspace),
             diff: facts.diff.clone(),
             waiting,
+            protected: facts.protected.is_some(),
         };
         self.approver.request(
             request,

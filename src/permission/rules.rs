@@ -465,6 +465,8 @@ mod tests {
             needs_approval: true,
             subjects,
             banned: None,
+            protected: None,
+            outside_sandbox: None,
             diff: None,
         }
     }

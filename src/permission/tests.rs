@@ -104,6 +104,8 @@ fn bash(cmd: &str, risk: Risk) -> CallFacts {
             ..Subjects::default()
         },
         banned: None,
+        protected: None,
+        outside_sandbox: None,
         diff: None,
     }
 }
@@ -456,6 +458,8 @@ fn a_sub_agents_gate_obeys_the_same_deny_rules() {
             ..Subjects::default()
         },
         banned: None,
+        protected: None,
+        outside_sandbox: None,
         diff: None,
     };
     assert_eq!(decision(&child, &view), Decision::Deny);

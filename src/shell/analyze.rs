@@ -95,6 +95,8 @@ pub struct Analysis {
     pub outside: Vec<PathBuf>,
     /// Why some program could not be known, when one could not.
     pub unknown: Option<String>,
+    /// It changes agent's own settings or records (see `CallFacts`).
+    pub protected: Option<String>,
 }
 
 /// What a command reads on standard input.
@@ -137,6 +139,7 @@ pub fn analyze_within(command: &str, env: &PathEnv, banned: &[Ban], limit: Durat
             banned: None,
             outside: Vec::new(),
             unknown: None,
+            protected: None,
         },
         budget: BUDGET,
         text_left: MAX_TEXT,
@@ -151,6 +154,11 @@ pub fn analyze_within(command: &str, env: &PathEnv, banned: &[Ban], limit: Durat
         a.require(RiskAssessment::medium("the command is empty"));
     }
     a.script(command, Some(env.workspace.clone()), 0);
+    if let Some(why) = a.out.protected.clone()
+        && a.out.risk.level != Risk::High
+    {
+        a.flag(RiskAssessment::high(why));
+    }
     if a.out.risk.reason.is_empty() {
         a.out.risk.reason = if a.out.read_only {
             "only reads inside the project".into()
@@ -198,11 +206,33 @@ impl Analyzer<'_> {
     }
 
     pub(super) fn note_path(&mut self, path: PathBuf, role: Role) {
+        self.guard_agent_files(&path, role);
         self.cur_paths.push((path, role, false));
     }
 
     pub(super) fn note_tree(&mut self, path: PathBuf, role: Role) {
+        self.guard_agent_files(&path, role);
         self.cur_paths.push((path, role, true));
+    }
+
+    /// A change to agent's own settings or records (or to a directory
+    /// holding them) is for the person alone to allow.
+    fn guard_agent_files(&mut self, path: &std::path::Path, role: Role) {
+        if role == Role::Read || self.out.protected.is_some() {
+            return;
+        }
+        if let Some(mine) = self
+            .env
+            .protected
+            .iter()
+            .find(|p| p.starts_with(path) || path.starts_with(p))
+        {
+            // Raised to high at the end, unless a graver reason says so.
+            self.out.protected = Some(format!(
+                "changes agent's own settings or records ({}), which decide what agent allows",
+                mine.display()
+            ));
+        }
     }
 
     /// The part reads or writes a path that cannot be known here: deny

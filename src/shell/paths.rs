@@ -13,6 +13,8 @@ use std::path::{Component, Path, PathBuf};
 pub struct PathEnv {
     pub workspace: PathBuf,
     pub home: Option<PathBuf>,
+    /// agent's own settings and records ([`Place::Agent`]).
+    pub protected: Vec<PathBuf>,
     /// Paths already resolved in this analysis (a long compound names
     /// the same paths again and again).
     resolved: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<PathBuf>>>,
@@ -149,6 +151,9 @@ pub enum Place {
     Ancestor(Ancestor),
     System,
     Outside,
+    /// agent's own settings and records (user config, trust records,
+    /// sessions): changing them changes what agent allows next time.
+    Agent,
 }
 
 const HARMLESS: &[&str] = &[
@@ -262,6 +267,7 @@ impl PathEnv {
         PathEnv {
             workspace,
             home,
+            protected: Vec::new(),
             resolved: Default::default(),
             existing: Default::default(),
         }
@@ -325,6 +331,12 @@ impl PathEnv {
         real
     }
 
+    /// agent's own settings and records live under these.
+    pub fn protecting(mut self, paths: Vec<PathBuf>) -> PathEnv {
+        self.protected = paths;
+        self
+    }
+
     pub fn place(&self, path: &Path) -> Place {
         let s = path.to_string_lossy();
         if HARMLESS.contains(&s.as_ref()) || s.starts_with("/dev/fd/") {
@@ -378,6 +390,9 @@ impl PathEnv {
         }
         if self.workspace.starts_with(path) {
             return Place::Ancestor(Ancestor::ContainsProject);
+        }
+        if self.protected.iter().any(|p| path.starts_with(p)) {
+            return Place::Agent;
         }
         if path.starts_with(&self.workspace) {
             return Place::Workspace;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use landlock::{
     ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
-    path_beneath_rules,
+    Scope, path_beneath_rules,
 };
 use serde::Deserialize;
 
@@ -36,29 +36,34 @@ impl std::fmt::Display for SandboxMode {
     }
 }
 
-/// Tool caches under the home directory that builds write to.
+/// Tool caches under the home directory that builds write to: data only.
+/// Never where programs are installed and later run from (`~/.cargo/bin`,
+/// `~/go/bin`, `~/.local/bin`, toolchains, shims), and never a directory on
+/// the person's PATH (see [`Sandbox::new`]).
 const HOME_CACHES: &[&str] = &[
-    ".cache",
-    ".cargo",
-    ".rustup",
-    ".npm",
+    ".cargo/registry",
+    ".cargo/git",
+    "go/pkg/mod",
+    ".cache/go-build",
+    ".npm/_cacache",
+    ".npm/_logs",
     ".pnpm-store",
-    ".yarn",
-    ".bun",
-    ".deno",
-    ".local/share/pnpm",
-    "go",
-    ".gradle",
-    ".m2",
-    ".nuget",
+    ".local/share/pnpm/store",
+    ".cache/yarn",
+    ".yarn/berry/cache",
+    ".bun/install/cache",
+    ".cache/deno",
     ".cache/pip",
-    ".local/share/virtualenvs",
-    ".pyenv",
-    ".sbt",
-    ".ivy2",
-    ".stack",
-    ".cabal",
-    ".ghcup",
+    ".cache/uv",
+    ".cache/pypoetry",
+    ".cache/sccache",
+    ".cache/node-gyp",
+    ".cache/typescript",
+    ".gradle/caches",
+    ".m2/repository",
+    ".nuget/packages",
+    ".ivy2/cache",
+    ".cabal/packages",
 ];
 
 /// Devices any command may write.
@@ -101,7 +106,21 @@ impl Sandbox {
     ) -> Sandbox {
         let mut writable = vec![workspace.to_path_buf()];
         if let Some(h) = home {
-            writable.extend(HOME_CACHES.iter().map(|c| h.join(c)));
+            // A cache that holds (or sits in) a PATH directory is left out:
+            // what a command writes there would run later, unsandboxed.
+            let on_path: Vec<PathBuf> = std::env::var_os("PATH")
+                .map(|p| {
+                    std::env::split_paths(&p)
+                        .filter(|d| d.is_absolute())
+                        .collect()
+                })
+                .unwrap_or_default();
+            writable.extend(
+                HOME_CACHES
+                    .iter()
+                    .map(|c| h.join(c))
+                    .filter(|c| !on_path.iter().any(|d| d.starts_with(c) || c.starts_with(d))),
+            );
         }
         writable.extend(extra.iter().cloned());
         Sandbox {
@@ -118,6 +137,12 @@ impl Sandbox {
 
     /// Whether this kernel enforces Landlock.
     pub fn supported() -> bool {
+        Self::abi() >= 1
+    }
+
+    /// The kernel's Landlock ABI version (0: none). 6 adds scopes
+    /// (signals, abstract unix sockets).
+    pub fn abi() -> i64 {
         // SAFETY: landlock_create_ruleset(NULL, 0, VERSION) only returns the ABI version.
         let abi = unsafe {
             libc::syscall(
@@ -127,7 +152,7 @@ impl Sandbox {
                 1u32,
             )
         };
-        abi >= 1
+        abi.max(0)
     }
 
     pub fn active(&self) -> bool {
@@ -152,7 +177,7 @@ impl Sandbox {
         if !self.active() {
             return Ok(());
         }
-        let abi = ABI::V5;
+        let abi = ABI::V6;
         let mut writable: Vec<PathBuf> = Self::temp_dirs();
         writable.extend(DEVICES.iter().map(PathBuf::from));
         if self.mode == SandboxMode::WorkspaceWrite {
@@ -160,9 +185,12 @@ impl Sandbox {
         }
         // Only roots that exist can be opened for a rule.
         writable.retain(|p| p.exists());
+        // Scoped (ABI 6): no signal to a process outside this sandbox (the
+        // agent, other commands' processes), no abstract unix socket outside it.
         let ruleset = Ruleset::default()
             .set_compatibility(CompatLevel::BestEffort)
             .handle_access(AccessFs::from_all(abi))
+            .and_then(|r| r.scope(Scope::Signal | Scope::AbstractUnixSocket))
             .and_then(|r| r.create())
             .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi))))
             .and_then(|r| r.add_rules(path_beneath_rules(&writable, AccessFs::from_all(abi))))
@@ -180,6 +208,38 @@ impl Sandbox {
             });
         }
         Ok(())
+    }
+
+    /// Whether a command in this sandbox could write `path` (as resolved).
+    pub fn allows_write(&self, path: &Path) -> bool {
+        if !self.active() {
+            return true;
+        }
+        let path = crate::shell::paths::physical(path).unwrap_or_else(|| path.to_path_buf());
+        let mut roots: Vec<PathBuf> = Self::temp_dirs();
+        roots.extend(DEVICES.iter().map(PathBuf::from));
+        if self.mode == SandboxMode::WorkspaceWrite {
+            roots.extend(self.writable.iter().cloned());
+        }
+        roots
+            .iter()
+            .map(|r| r.canonicalize().unwrap_or_else(|_| r.clone()))
+            .any(|r| path.starts_with(r))
+    }
+
+    /// Why a change to `path` is refused under --yolo.
+    pub fn refusal(&self, path: &Path) -> String {
+        format!(
+            "{} is outside what the OS sandbox ({} mode) lets any command write: {}. --yolo skips questions, never the sandbox. \
+             Keep changes inside the project; the person can approve this change in an interactive session, add the directory to [sandbox] writable_roots in their config, or run with --sandbox off",
+            path.display(),
+            self.mode,
+            if self.mode == SandboxMode::ReadOnly {
+                "the temp directory"
+            } else {
+                "the project, the temp directory and tool caches"
+            }
+        )
     }
 
     /// A note for a failed command whose output looks like a refused write.
@@ -202,7 +262,7 @@ impl Sandbox {
             if self.mode == SandboxMode::ReadOnly {
                 "to the temp directory"
             } else {
-                "inside the project, the temp directory and tool caches (~/.cache, ~/.cargo, ~/.npm, ...)"
+                "inside the project, the temp directory and package caches (~/.cargo/registry, ~/.npm/_cacache, ~/.cache/pip, ...)"
             }
         ))
     }
@@ -252,5 +312,74 @@ mod tests {
         cmd.arg(ws.path().join("y"));
         sb.apply(&mut cmd).unwrap();
         assert!(cmd.output().await.unwrap().status.success());
+    }
+
+    #[tokio::test]
+    async fn caches_are_writable_but_not_where_programs_are_installed() {
+        if !Sandbox::supported() {
+            return;
+        }
+        let ws = tempfile::tempdir().unwrap();
+        let Some(home) = scratch_outside_temp() else {
+            eprintln!("skipped: no writable directory outside the temp directories");
+            return;
+        };
+        for d in [".cargo/registry", ".cargo/bin", ".local/bin"] {
+            std::fs::create_dir_all(home.path().join(d)).unwrap();
+        }
+        let sb = Sandbox::new(
+            SandboxMode::WorkspaceWrite,
+            ws.path(),
+            Some(home.path()),
+            &[],
+        );
+        let touch = |p: PathBuf| {
+            let mut cmd = tokio::process::Command::new("touch");
+            cmd.arg(p);
+            sb.apply(&mut cmd).unwrap();
+            cmd
+        };
+        let ok = touch(home.path().join(".cargo/registry/x"))
+            .output()
+            .await
+            .unwrap();
+        assert!(ok.status.success(), "{ok:?}");
+        for bin in [".cargo/bin/cargo-evil", ".local/bin/ls"] {
+            let out = touch(home.path().join(bin)).output().await.unwrap();
+            assert!(!out.status.success(), "{bin} was writable");
+            assert!(!home.path().join(bin).exists());
+        }
+        assert!(!sb.allows_write(&home.path().join(".cargo/bin/x")));
+        assert!(sb.allows_write(&ws.path().join("x")));
+    }
+
+    #[tokio::test]
+    async fn a_command_cannot_signal_processes_outside_its_sandbox() {
+        if Sandbox::abi() < 6 {
+            eprintln!("skipped: Landlock ABI {} has no scopes", Sandbox::abi());
+            return;
+        }
+        let ws = tempfile::tempdir().unwrap();
+        let sb = Sandbox::new(SandboxMode::WorkspaceWrite, ws.path(), None, &[]);
+        // A process outside: this test's own, and a sleeper it started.
+        let mut outside = tokio::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = outside.id().unwrap();
+        let mut cmd = tokio::process::Command::new("sh");
+        cmd.arg("-c").arg(format!(
+            "kill -9 {pid} {}; sleep 0 & kill $!",
+            std::process::id()
+        ));
+        sb.apply(&mut cmd).unwrap();
+        let out = cmd.output().await.unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("Operation not permitted"), "{err}");
+        assert!(
+            outside.try_wait().unwrap().is_none(),
+            "the sleeper was killed"
+        );
+        outside.kill().await.unwrap();
     }
 }

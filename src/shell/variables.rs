@@ -330,8 +330,35 @@ impl Analyzer<'_> {
                         | "wait")
                 )
             );
+            // The words that name variables: not printf's format, not the
+            // value after `=`.
+            let names: Vec<&str> = match words.first() {
+                Some(&"printf") => words
+                    .windows(2)
+                    .filter(|w| w[0] == "-v")
+                    .map(|w| w[1])
+                    .chain(
+                        words
+                            .iter()
+                            .filter_map(|w| w.strip_prefix("-v").filter(|n| !n.is_empty())),
+                    )
+                    .collect(),
+                Some(&"wait") => words
+                    .windows(2)
+                    .filter(|w| w[0].starts_with('-') && w[0].ends_with('p'))
+                    .map(|w| w[1])
+                    .collect(),
+                Some(&"let") => words[1..].to_vec(),
+                _ => words
+                    .get(1..)
+                    .unwrap_or_default()
+                    .iter()
+                    .filter(|w| !w.starts_with('-'))
+                    .map(|w| w.split('=').next().unwrap_or(w))
+                    .collect(),
+            };
             if names_variables
-                && words[1..].iter().any(|w| {
+                && names.iter().any(|w| {
                     w.split_once('[').is_some_and(|(_, idx)| {
                         let idx = idx.split(']').next().unwrap_or("");
                         !idx.chars()

@@ -94,6 +94,8 @@ impl Tool for Bash {
             needs_approval: !analysis.read_only,
             subjects: subjects(&analysis),
             banned: analysis.banned,
+            protected: analysis.protected.clone(),
+            outside_sandbox: None,
             diff: None,
         })
     }

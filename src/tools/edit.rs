@@ -204,6 +204,8 @@ impl Plan {
                 ..Subjects::default()
             },
             banned: None,
+            protected: files::protected(ctx, &self.path),
+            outside_sandbox: files::outside_sandbox(ctx, &self.path),
             diff: Some(self.diff(ctx)),
         };
         stash(cache, self);

@@ -308,6 +308,8 @@ mod tests {
                 needs_approval: !self.1,
                 subjects: Subjects::default(),
                 banned: None,
+                protected: None,
+                outside_sandbox: None,
                 diff: None,
             })
         }

@@ -180,6 +180,8 @@ impl Tool for Fetch {
                 ..Subjects::default()
             },
             banned: None,
+            protected: None,
+            outside_sandbox: None,
             diff: None,
         })
     }

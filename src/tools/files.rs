@@ -229,6 +229,9 @@ pub fn change_risk(ctx: &ToolContext, path: &Path, base: RiskAssessment) -> Risk
     let mut risk = base;
     match ctx.workspace.path_env().place(path) {
         Place::Workspace => {}
+        Place::Agent => risk.raise(RiskAssessment::high(
+            protected(ctx, path).unwrap_or_default(),
+        )),
         Place::Persistence(why) => risk.raise(RiskAssessment::high(format!(
             "changes {why} ({}), which runs code later",
             path.display()
@@ -247,6 +250,22 @@ pub fn change_risk(ctx: &ToolContext, path: &Path, base: RiskAssessment) -> Risk
         ))),
     }
     risk
+}
+
+/// Why changing `path` is for the person alone: it is agent's own.
+pub fn protected(ctx: &ToolContext, path: &Path) -> Option<String> {
+    matches!(ctx.workspace.path_env().place(path), Place::Agent).then(|| {
+        format!(
+            "changes agent's own settings or records ({}), which decide what agent allows",
+            path.display()
+        )
+    })
+}
+
+/// Why --yolo does not stretch to changing `path`: the OS sandbox lets no
+/// command write there.
+pub fn outside_sandbox(ctx: &ToolContext, path: &Path) -> Option<String> {
+    (!ctx.sandbox.allows_write(path)).then(|| ctx.sandbox.refusal(path))
 }
 
 /// The changed region of `old` → `new` as whole lines: the common prefix

@@ -315,6 +315,8 @@ pub(crate) fn read_facts(tool: &str, paths: &[&str], ctx: &ToolContext) -> CallF
             ..Subjects::default()
         },
         banned: None,
+        protected: None,
+        outside_sandbox: None,
         diff: None,
     }
 }

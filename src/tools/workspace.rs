@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 pub struct Workspace {
     root: PathBuf,
     home: Option<PathBuf>,
+    /// agent's own settings and records (see `Config::agent_files`).
+    protected: Vec<PathBuf>,
 }
 
 impl Workspace {
@@ -18,12 +20,23 @@ impl Workspace {
             .filter(|h| !h.is_empty())
             .map(PathBuf::from)
             .map(|h| h.canonicalize().unwrap_or(h));
-        Workspace { root, home }
+        Workspace {
+            root,
+            home,
+            protected: Vec::new(),
+        }
+    }
+
+    /// Marks agent's own files: writing them is protected.
+    pub fn protecting(mut self, paths: Vec<PathBuf>) -> Workspace {
+        self.protected = paths;
+        self
     }
 
     /// What the shell analysis and the risk rules need to place paths.
     pub fn path_env(&self) -> crate::shell::PathEnv {
         crate::shell::PathEnv::new(self.root.clone(), self.home.clone())
+            .protecting(self.protected.clone())
     }
 
     pub fn root(&self) -> &Path {

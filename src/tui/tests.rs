@@ -247,6 +247,8 @@ async fn request(
         needs_approval: true,
         subjects: Subjects::default(),
         banned: None,
+        protected: None,
+        outside_sandbox: None,
         diff: diff.map(str::to_string),
     };
     let g = Arc::clone(&gate);
