@@ -139,7 +139,7 @@ fn background_jobs_lifecycle() {
     let last = result_texts(&mock.requests()[3]);
     assert!(
         last[0].starts_with(&format!(
-            "Job 2 (sleep {marker}): stopped it and everything it started."
+            "Job 2 (sleep {marker}): the command and everything it started were stopped."
         )),
         "{last:?}"
     );
@@ -328,4 +328,49 @@ fn a_finished_job_does_not_leave_its_children_behind() {
         !alive(&format!("sleep {marker}")),
         "the job's background child survived"
     );
+}
+
+/// `kill -9` of the agent takes its commands with it, background jobs and
+/// what they started with `setsid` included.
+#[test]
+fn commands_die_with_the_agent_even_when_it_is_killed() {
+    let p = Project::new();
+    let base = 500_000 + std::process::id() % 400_000;
+    let (job, escaped) = (format!("{base}.21"), format!("{base}.22"));
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools(vec![call(
+            "a",
+            "bash",
+            json!({"command": format!("setsid sleep {escaped} & sleep {job}"), "run_in_background": true}),
+        )])),
+        // The agent waits on the model while the job runs.
+        Step::Stall(Reply::text("never")),
+    ]);
+    let mut agent = p
+        .command_for(&mock, Wire::OpenAi, "go", &["--yolo"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !(alive(&format!("sleep {job}")) && alive(&format!("sleep {escaped}"))) {
+        assert!(started.elapsed().as_secs() < 20, "the job never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    agent.kill().unwrap();
+    agent.wait().unwrap();
+    let killed = std::time::Instant::now();
+    let contained = agent::shell::contain::namespaces_available();
+    loop {
+        let left =
+            alive(&format!("sleep {job}")) || (contained && alive(&format!("sleep {escaped}")));
+        if !left {
+            break;
+        }
+        assert!(
+            killed.elapsed().as_secs() < 3,
+            "commands outlived the agent by 3 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }

@@ -550,6 +550,7 @@ impl Config {
             &self.writable_roots,
         )
         .withholding(&self.withheld_env)
+        .protecting(self.agent_files())
     }
 
     /// agent's own settings and records: the user config's directory and

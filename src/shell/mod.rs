@@ -20,9 +20,10 @@
 //! | `danger` | the danger rules: a table of rows (`rows`) and the few procedural checks (`files`, `services`) |
 //! | `paths` | where a path is: workspace, secret, persistence, system |
 //! | `prefix` | what a session grant remembers; the banned list |
-//! | `run`, `sandbox` | running a command: process group, output, Landlock |
+//! | `run`, `sandbox`, `contain` | running a command: process group, output, Landlock; namespaces, read-only places and the keeper that ties a command's life to the agent's |
 
 pub mod analyze;
+pub mod contain;
 mod danger;
 #[cfg(test)]
 mod fuzz;

@@ -82,9 +82,49 @@ struct Shared {
 /// A running (or finished) command.
 pub struct Process {
     pgid: i32,
+    /// It runs in its own PID namespace: when it ends, so does everything
+    /// it started, in its group or not.
+    contained: bool,
+    /// Its init found processes still running after it ended (and the
+    /// namespace ended them).
+    leftovers: Arc<std::sync::atomic::AtomicBool>,
     shared: Arc<Shared>,
     exit: watch::Receiver<Option<Exit>>,
     eof: watch::Receiver<bool>,
+}
+
+/// How long `kill` waits to see that what it killed is gone.
+const VERIFY_WAIT: Duration = Duration::from_secs(2);
+
+/// What [`Process::kill`] found afterwards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// The command and everything it started (its PID namespace) are gone.
+    All,
+    /// Its process group is gone; without namespaces, a process that left
+    /// the group (`setsid`) cannot be followed.
+    Group,
+    /// Something was still there after SIGKILL and a wait.
+    NotConfirmed,
+    /// It never started.
+    Unknown,
+}
+
+impl Stopped {
+    /// "the command and everything it started were stopped", or what is
+    /// true instead.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Stopped::All => "the command and everything it started were stopped",
+            Stopped::Group => {
+                "the command and its process group were stopped (this system has no user namespaces, so a process that left the group, e.g. with setsid, may still run)"
+            }
+            Stopped::NotConfirmed => {
+                "agent sent SIGKILL to the command, but some of its processes were still there 2 s later"
+            }
+            Stopped::Unknown => "the command had not started",
+        }
+    }
 }
 
 /// The environment every command gets: nothing waits for a person.
@@ -108,6 +148,17 @@ pub fn shell() -> &'static str {
     }
 }
 
+fn set_nonblocking(fd: &impl std::os::fd::AsRawFd) -> std::io::Result<()> {
+    let fd = fd.as_raw_fd();
+    // SAFETY: fcntl on a descriptor we own.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // Plain data behind these locks stays consistent even after a panic.
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -128,11 +179,15 @@ impl Process {
         for (k, v) in QUIET_ENV {
             cmd.env(k, v);
         }
-        sandbox.apply(&mut cmd)?;
+        // What the command's init reports: leftovers, a killing signal.
+        let (mut report_r, report_w) = std::io::pipe()?;
+        sandbox.apply_reporting(&mut cmd, std::os::fd::AsRawFd::as_raw_fd(&report_w))?;
+        let contained = super::contain::namespaces_available();
         let mut child = cmd.spawn()?;
         // `cmd` holds the parent's copies of the write end; drop it so EOF
         // arrives when the last child process closes its copy.
         drop(cmd);
+        drop(report_w);
         let pgid = child.id().map(|p| p as i32).unwrap_or(0);
         let shared = Arc::new(Shared {
             capture: Mutex::new(Capture::default()),
@@ -140,9 +195,11 @@ impl Process {
         });
         let (exit_tx, exit) = watch::channel(None);
         let (eof_tx, eof) = watch::channel(false);
+        let leftovers = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let left = Arc::clone(&leftovers);
         tokio::spawn(async move {
             let status = child.wait().await;
-            let exit = match status {
+            let mut exit = match status {
                 Ok(s) => match (s.code(), std::os::unix::process::ExitStatusExt::signal(&s)) {
                     (Some(c), _) => Exit::Code(c),
                     (None, Some(sig)) => Exit::Signal(sig),
@@ -150,6 +207,18 @@ impl Process {
                 },
                 Err(_) => Exit::Code(-1),
             };
+            // Written before the init exited, so already in the pipe.
+            let mut report = Vec::new();
+            let _ = set_nonblocking(&report_r);
+            let _ = std::io::Read::read_to_end(&mut report_r, &mut report);
+            if report.contains(&b'L') {
+                left.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            if let Some(i) = report.iter().position(|b| *b == b'S')
+                && let Some(sig) = report.get(i + 1)
+            {
+                exit = Exit::Signal(i32::from(*sig));
+            }
             let _ = exit_tx.send(Some(exit));
         });
         let reader_shared = Arc::clone(&shared);
@@ -170,6 +239,8 @@ impl Process {
         });
         Ok(Process {
             pgid,
+            contained,
+            leftovers,
             shared,
             exit,
             eof,
@@ -194,7 +265,8 @@ impl Process {
                 // output open: stop the whole group (no orphans).
                 self.kill().await;
             }
-            (status, !drained)
+            let left = self.leftovers.load(std::sync::atomic::Ordering::Relaxed);
+            (status, !drained || left)
         };
         match limit {
             Some(l) => tokio::time::timeout(l, done).await.ok(),
@@ -206,10 +278,11 @@ impl Process {
         self.exit.borrow().clone()
     }
 
-    /// SIGTERM to the whole group, then SIGKILL to whatever is left.
-    pub async fn kill(&self) {
+    /// SIGTERM to the whole group, then SIGKILL to whatever is left; then
+    /// checks, and says what it found (see [`Stopped::describe`]).
+    pub async fn kill(&self) -> Stopped {
         if self.pgid <= 0 {
-            return;
+            return Stopped::Unknown;
         }
         // SAFETY: kill(2) with a negative pid signals our child's process group.
         unsafe { libc::kill(-self.pgid, libc::SIGTERM) };
@@ -217,6 +290,29 @@ impl Process {
         let _ = tokio::time::timeout(KILL_GRACE, exit.wait_for(Option::is_some)).await;
         // SAFETY: as above; a group that is already gone makes this a no-op.
         unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
+        // The keeper is reaped only after the command, and (in its own PID
+        // namespace) everything the command started, is gone.
+        let reaped = tokio::time::timeout(VERIFY_WAIT, exit.wait_for(Option::is_some))
+            .await
+            .is_ok();
+        let deadline = tokio::time::Instant::now() + VERIFY_WAIT;
+        loop {
+            // SAFETY: signal 0 only asks whether the group has members.
+            let members = unsafe { libc::kill(-self.pgid, 0) } == 0;
+            if !members && reaped {
+                return if self.contained {
+                    Stopped::All
+                } else {
+                    Stopped::Group
+                };
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Stopped::NotConfirmed;
+            }
+            // SAFETY: as above.
+            unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Whether the command exited and its output was read to the end.
@@ -257,6 +353,90 @@ impl Drop for Process {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn contained() -> bool {
+        let ok =
+            crate::shell::Sandbox::supported() && crate::shell::contain::namespaces_available();
+        if !ok {
+            eprintln!("skipped: no Landlock or no user namespaces here");
+        }
+        ok
+    }
+
+    #[tokio::test]
+    async fn protected_places_stay_read_only_and_git_stays_put() {
+        if !contained() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        for (f, text) in [
+            (".git/hooks/keep", ""),
+            (".git/config", "[core]\n"),
+            (".agent/config.toml", "# mine\n"),
+            (".gitmodules", ""),
+        ] {
+            std::fs::create_dir_all(ws.join(f).parent().unwrap()).unwrap();
+            std::fs::write(ws.join(f), text).unwrap();
+        }
+        let sb = Sandbox::new(crate::shell::SandboxMode::WorkspaceWrite, &ws, None, &[]);
+        let p = Process::spawn(
+            "echo x > .git/hooks/pre-commit; echo y >> .git/config; echo z > .agent/config.toml; \
+             echo w >> .gitmodules; mv .git .g2; rm -rf .git/hooks; touch .git/index.test && echo inside-git-ok",
+            &ws,
+            &sb,
+        )
+        .unwrap();
+        p.wait(Some(Duration::from_secs(10))).await.unwrap();
+        let out = p.take_output();
+        assert!(out.contains("Read-only file system"), "{out}");
+        assert!(
+            out.contains("inside-git-ok"),
+            "git's own files stay writable: {out}"
+        );
+        assert!(!ws.join(".git/hooks/pre-commit").exists());
+        assert!(ws.join(".git/hooks/keep").exists());
+        assert_eq!(
+            std::fs::read_to_string(ws.join(".git/config")).unwrap(),
+            "[core]\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(ws.join(".agent/config.toml")).unwrap(),
+            "# mine\n"
+        );
+        assert_eq!(std::fs::read_to_string(ws.join(".gitmodules")).unwrap(), "");
+        assert!(!ws.join(".g2").exists());
+    }
+
+    #[tokio::test]
+    async fn what_a_command_leaves_running_ends_with_it() {
+        if !contained() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let marker = format!("{}.{}", 400_000 + std::process::id() % 500_000, 17);
+        let sb = Sandbox::new(
+            crate::shell::SandboxMode::WorkspaceWrite,
+            dir.path(),
+            None,
+            &[],
+        );
+        let p = Process::spawn(
+            &format!("setsid sleep {marker} & nohup sleep {marker} >/dev/null 2>&1 & echo started"),
+            dir.path(),
+            &sb,
+        )
+        .unwrap();
+        let (exit, leftovers) = p.wait(Some(Duration::from_secs(10))).await.unwrap();
+        assert_eq!(exit, Exit::Code(0));
+        assert!(leftovers, "the leftovers were not reported");
+        let alive = std::process::Command::new("pgrep")
+            .args(["-f", &format!("sleep {marker}")])
+            .status()
+            .unwrap()
+            .success();
+        assert!(!alive, "a process the command left is still running");
+    }
 
     #[test]
     fn capture_keeps_head_and_tail() {

@@ -87,6 +87,12 @@ pub struct Sandbox {
     /// Environment variables a command does not get (the provider keys),
     /// whatever the mode.
     pub withheld_env: Vec<String>,
+    /// The project, whose `.git/hooks`, `.git/config`, `.agent/` and
+    /// `.gitmodules` stay read-only to commands.
+    pub workspace: Option<PathBuf>,
+    /// agent's own files: read-only to commands even where they sit in a
+    /// writable root (a temp directory).
+    pub protected: Vec<PathBuf>,
 }
 
 impl Sandbox {
@@ -95,6 +101,8 @@ impl Sandbox {
             mode: SandboxMode::Off,
             writable: Vec::new(),
             withheld_env: Vec::new(),
+            workspace: None,
+            protected: Vec::new(),
         }
     }
 
@@ -127,7 +135,15 @@ impl Sandbox {
             mode,
             writable,
             withheld_env: Vec::new(),
+            workspace: Some(workspace.to_path_buf()),
+            protected: Vec::new(),
         }
+    }
+
+    /// agent's own files, kept read-only to commands.
+    pub fn protecting(mut self, paths: Vec<PathBuf>) -> Sandbox {
+        self.protected = paths;
+        self
     }
 
     pub fn withholding(mut self, vars: &[String]) -> Sandbox {
@@ -169,45 +185,101 @@ impl Sandbox {
         t
     }
 
-    /// Makes the command restrict itself before it starts.
-    pub fn apply(&self, cmd: &mut tokio::process::Command) -> std::io::Result<()> {
-        for var in &self.withheld_env {
-            cmd.env_remove(var);
-        }
+    /// What stays read-only to commands inside writable roots (when the
+    /// kernel gives us mount namespaces), and what is pinned in place.
+    pub fn read_only_places(&self) -> (Vec<PathBuf>, Vec<PathBuf>) {
         if !self.active() {
-            return Ok(());
+            return (Vec::new(), Vec::new());
         }
-        let abi = ABI::V6;
+        let (mut read_only, pinned) = match &self.workspace {
+            Some(w) => super::contain::project_places(w),
+            None => (Vec::new(), Vec::new()),
+        };
+        read_only.extend(self.protected.iter().cloned());
+        // A directory on PATH inside a writable root: what a command put
+        // there would run later, outside any sandbox.
+        let roots = self.writable_roots();
+        if let Some(path) = std::env::var_os("PATH") {
+            read_only.extend(
+                std::env::split_paths(&path)
+                    .filter(|d| d.is_absolute() && roots.iter().any(|r| d.starts_with(r))),
+            );
+        }
+        (read_only, pinned)
+    }
+
+    fn writable_roots(&self) -> Vec<PathBuf> {
         let mut writable: Vec<PathBuf> = Self::temp_dirs();
-        writable.extend(DEVICES.iter().map(PathBuf::from));
         if self.mode == SandboxMode::WorkspaceWrite {
             writable.extend(self.writable.iter().cloned());
         }
+        writable
+    }
+
+    /// Makes the command restrict and contain itself before it starts:
+    /// its own namespaces with protected places read-only, Landlock, and a
+    /// keeper that ties its life to the agent's (see `contain`).
+    pub fn apply(&self, cmd: &mut tokio::process::Command) -> std::io::Result<()> {
+        self.apply_reporting(cmd, -1)
+    }
+
+    /// [`Sandbox::apply`], with a descriptor (close-on-exec) for what the
+    /// command's init reports (see `contain::Plan::fork_keeper`).
+    pub fn apply_reporting(
+        &self,
+        cmd: &mut tokio::process::Command,
+        report: std::os::fd::RawFd,
+    ) -> std::io::Result<()> {
+        for var in &self.withheld_env {
+            cmd.env_remove(var);
+        }
+        super::contain::lifeline();
+        let (read_only, pinned) = self.read_only_places();
+        let plan = super::contain::Plan::new(&read_only, &pinned);
+        if !plan.namespaces() {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                crate::session::log(
+                    "user namespaces are unavailable here: .git/hooks, .git/config and .agent/ stay writable to commands (Landlock alone cannot make them read-only), and a process that leaves a command's process group is not followed; `agent doctor` shows what is enforced",
+                )
+            });
+        }
+        let mut ruleset = if self.active() {
+            Some(self.ruleset()?)
+        } else {
+            None
+        };
+        // SAFETY: the closure runs in the child between fork and exec; it
+        // only makes system calls (unshare, mount, prctl,
+        // landlock_restrict_self, fork, wait) on data built in the parent.
+        unsafe {
+            cmd.pre_exec(move || {
+                plan.enter()?;
+                if let Some(r) = ruleset.take() {
+                    r.restrict_self().map_err(std::io::Error::other)?;
+                }
+                plan.fork_keeper(report)
+            });
+        }
+        Ok(())
+    }
+
+    fn ruleset(&self) -> std::io::Result<landlock::RulesetCreated> {
+        let abi = ABI::V6;
+        let mut writable = self.writable_roots();
+        writable.extend(DEVICES.iter().map(PathBuf::from));
         // Only roots that exist can be opened for a rule.
         writable.retain(|p| p.exists());
         // Scoped (ABI 6): no signal to a process outside this sandbox (the
         // agent, other commands' processes), no abstract unix socket outside it.
-        let ruleset = Ruleset::default()
+        Ruleset::default()
             .set_compatibility(CompatLevel::BestEffort)
             .handle_access(AccessFs::from_all(abi))
             .and_then(|r| r.scope(Scope::Signal | Scope::AbstractUnixSocket))
             .and_then(|r| r.create())
             .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi))))
             .and_then(|r| r.add_rules(path_beneath_rules(&writable, AccessFs::from_all(abi))))
-            .map_err(std::io::Error::other)?;
-        let mut ruleset = Some(ruleset);
-        // SAFETY: the closure runs in the child between fork and exec; it only
-        // makes the prctl and landlock_restrict_self system calls on a ruleset
-        // built (and its file descriptor opened) in the parent.
-        unsafe {
-            cmd.pre_exec(move || {
-                if let Some(r) = ruleset.take() {
-                    r.restrict_self().map_err(std::io::Error::other)?;
-                }
-                Ok(())
-            });
-        }
-        Ok(())
+            .map_err(std::io::Error::other)
     }
 
     /// Whether a command in this sandbox could write `path` (as resolved).
@@ -375,7 +447,12 @@ mod tests {
         sb.apply(&mut cmd).unwrap();
         let out = cmd.output().await.unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("Operation not permitted"), "{err}");
+        // Landlock refuses, or (in its own PID namespace) the process
+        // cannot even be named.
+        assert!(
+            err.contains("Operation not permitted") || err.contains("No such process"),
+            "{err}"
+        );
         assert!(
             outside.try_wait().unwrap().is_none(),
             "the sleeper was killed"

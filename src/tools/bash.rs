@@ -125,9 +125,9 @@ impl Tool for Bash {
         let finished = tokio::select! {
             r = process.wait(Some(first_wait)) => r,
             _ = ctx.cancel.cancelled() => {
-                process.kill().await;
+                let stopped = process.kill().await;
                 let output = process.take_output();
-                return Err(ToolError::new(format!("{output}\nCancelled by the person: the command and everything it started were stopped.")));
+                return Err(ToolError::new(format!("{output}\nCancelled by the person: {}.", stopped.describe())));
             }
         };
         // It may have exited just as the deadline passed: then it finished.
@@ -143,11 +143,12 @@ impl Tool for Bash {
                     limits.background_after.as_secs()
                 ));
             }
-            process.kill().await;
+            let stopped = process.kill().await;
             let output = process.take_output();
             return Err(ToolError::new(format!(
-                "{output}\nTimed out after {} s: the command and everything it started were stopped. Pass a larger `timeout_secs` (at most {}), or `run_in_background` for long-running work.",
+                "{output}\nTimed out after {} s: {}. Pass a larger `timeout_secs` (at most {}), or `run_in_background` for long-running work.",
                 timeout.as_secs(),
+                stopped.describe(),
                 limits.max_timeout.as_secs()
             )));
         };

@@ -167,12 +167,12 @@ impl Tool for JobKill {
     async fn run(&self, args: JobKillArgs, ctx: &ToolContext) -> Result<String, ToolError> {
         let job = ctx.jobs.get(args.id)?;
         let was_running = job.process.exit().is_none();
-        job.process.kill().await;
+        let stopped = job.process.kill().await;
         job.process.wait(Some(Duration::from_secs(2))).await;
         ctx.jobs.remove(args.id);
         let output = job.process.take_output();
         let what = if was_running {
-            "stopped it and everything it started"
+            stopped.describe()
         } else {
             "it had already finished"
         };
