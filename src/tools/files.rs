@@ -90,7 +90,7 @@ pub fn read_checked(ctx: &ToolContext, path: &Path) -> Result<Original, ToolErro
     let bytes =
         std::fs::read(path).map_err(|e| ToolError::new(format!("cannot read `{shown}`: {e}")))?;
     let now = FileStamp::of(&meta, &bytes);
-    if now.hash != seen.hash {
+    if !seen.unchanged(&now, &bytes) {
         return Err(ToolError::new(format!(
             "`{shown}` was modified since you last read it ({} bytes then, {} bytes now); view it again before changing it",
             seen.size, now.size
@@ -412,6 +412,7 @@ mod tests {
         modified: None,
         size: 0,
         hash: 0,
+        prefix: None,
     };
 
     #[test]

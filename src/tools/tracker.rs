@@ -14,6 +14,9 @@ pub struct FileStamp {
     pub modified: Option<SystemTime>,
     pub size: u64,
     pub hash: u128,
+    /// `Some(n)`: only the first `n` bytes were read (a file too large to
+    /// read whole for a `view` of part of it); `hash` is theirs.
+    pub prefix: Option<u64>,
 }
 
 impl FileStamp {
@@ -22,6 +25,22 @@ impl FileStamp {
             modified: meta.modified().ok(),
             size: meta.len(),
             hash: xxhash_rust::xxh3::xxh3_128(content),
+            prefix: None,
+        }
+    }
+
+    /// Whether `now` (of the whole file) shows the file as it was seen:
+    /// the same content, or for a partial read the same size, time and
+    /// first bytes.
+    pub fn unchanged(&self, now: &FileStamp, content: &[u8]) -> bool {
+        match self.prefix {
+            None => self.hash == now.hash,
+            Some(n) => {
+                self.size == now.size
+                    && self.modified == now.modified
+                    && content.len() as u64 >= n
+                    && xxhash_rust::xxh3::xxh3_128(&content[..n as usize]) == self.hash
+            }
         }
     }
 }

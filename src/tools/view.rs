@@ -14,6 +14,11 @@ pub const MAX_LINE_CHARS: usize = 2000;
 pub const MAX_BYTES: usize = 256 * 1024;
 /// Bytes inspected for a NUL to call a file binary (as git and ripgrep do).
 const BINARY_PROBE: usize = 8000;
+/// Files up to this size are read whole (exact line count, full hash for
+/// the read tracker); a larger one is read only as far as what is shown.
+const WHOLE_READ_MAX: u64 = 8 * 1024 * 1024;
+/// Bytes read between checks for cancellation.
+const CHUNK: usize = 256 * 1024;
 
 pub struct View;
 
@@ -69,7 +74,16 @@ fn view(args: &ViewArgs, ctx: &ToolContext) -> Result<String, ToolError> {
             "`{shown}` is a directory; use `ls` to list it"
         )));
     }
-    let mut file = match std::fs::File::open(&path) {
+    // Resolved already: the last component is no link (O_NOFOLLOW keeps
+    // it so), and a FIFO must not block the open (O_NONBLOCK).
+    let opened = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&path)
+    };
+    let file = match opened {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let similar = ws.similar_files(&path);
@@ -85,9 +99,29 @@ fn view(args: &ViewArgs, ctx: &ToolContext) -> Result<String, ToolError> {
     let meta = file
         .metadata()
         .map_err(|e| ToolError::new(format!("cannot read `{shown}`: {e}")))?;
+    if !meta.is_file() {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        let kind = if t.is_fifo() {
+            "a FIFO (named pipe)"
+        } else if t.is_char_device() {
+            "a character device"
+        } else if t.is_block_device() {
+            "a block device"
+        } else if t.is_socket() {
+            "a socket"
+        } else {
+            "not a regular file"
+        };
+        return Err(ToolError::new(format!(
+            "`{shown}` is {kind}; `view` reads regular files only (reading it could block or never end)"
+        )));
+    }
+    if meta.len() > WHOLE_READ_MAX {
+        return view_part(args, ctx, file, &meta, &path, &shown);
+    }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.read_to_end(&mut bytes)
-        .map_err(|e| ToolError::new(format!("cannot read `{shown}`: {e}")))?;
+    read_cancellable(&file, &mut bytes, u64::MAX, ctx, &shown)?;
     if bytes[..bytes.len().min(BINARY_PROBE)].contains(&0) {
         return Err(ToolError::new(format!(
             "`{shown}` is a binary file ({} bytes); `view` shows text files only",
@@ -144,6 +178,129 @@ fn view(args: &ViewArgs, ctx: &ToolContext) -> Result<String, ToolError> {
     Ok(out)
 }
 
+/// Reads up to `max` bytes, checking for cancellation between chunks.
+fn read_cancellable(
+    mut file: &std::fs::File,
+    into: &mut Vec<u8>,
+    max: u64,
+    ctx: &ToolContext,
+    shown: &str,
+) -> Result<(), ToolError> {
+    let mut chunk = vec![0u8; CHUNK];
+    while (into.len() as u64) < max {
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::new(format!(
+                "Cancelled while reading `{shown}`."
+            )));
+        }
+        let want = CHUNK.min((max - into.len() as u64) as usize);
+        match file.read(&mut chunk[..want]) {
+            Ok(0) => break,
+            Ok(n) => into.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(ToolError::new(format!("cannot read `{shown}`: {e}"))),
+        }
+    }
+    Ok(())
+}
+
+/// A file too large to read whole: only as far as the lines shown (and one
+/// more, to know there is more), never the rest.
+fn view_part(
+    args: &ViewArgs,
+    ctx: &ToolContext,
+    file: std::fs::File,
+    meta: &std::fs::Metadata,
+    path: &std::path::Path,
+    shown: &str,
+) -> Result<String, ToolError> {
+    use std::io::BufRead;
+    let start = args.offset.unwrap_or(1).max(1);
+    let limit = args.limit.unwrap_or(MAX_LINES).max(1);
+    let mut reader = std::io::BufReader::with_capacity(CHUNK, &file);
+    let probe = reader
+        .fill_buf()
+        .map_err(|e| ToolError::new(format!("cannot read `{shown}`: {e}")))?;
+    if probe[..probe.len().min(BINARY_PROBE)].contains(&0) {
+        return Err(ToolError::new(format!(
+            "`{shown}` is a binary file ({} bytes); `view` shows text files only",
+            meta.len()
+        )));
+    }
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    let mut consumed: u64 = 0;
+    let mut line = Vec::new();
+    let mut out = String::new();
+    let (mut number, mut last, mut lossy, mut more) = (0usize, start - 1, false, false);
+    loop {
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::new(format!(
+                "Cancelled while reading `{shown}`."
+            )));
+        }
+        line.clear();
+        let n = reader
+            .by_ref()
+            .take(MAX_BYTES as u64 * 4)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| ToolError::new(format!("cannot read `{shown}`: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&line);
+        consumed += n as u64;
+        if line.last() != Some(&b'\n') && n == MAX_BYTES * 4 {
+            // The start of a line longer than anything shown: its end
+            // (cut to size) stands for it.
+            continue;
+        }
+        number += 1;
+        if number < start {
+            continue;
+        }
+        if number >= start + limit {
+            more = true;
+            break;
+        }
+        let bytes = line.strip_suffix(b"\n").unwrap_or(&line);
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        let text = String::from_utf8_lossy(bytes);
+        lossy |= matches!(text, std::borrow::Cow::Owned(_));
+        let numbered = format!("{:>6}\t{}\n", number, cut_line(&text, MAX_LINE_CHARS));
+        if out.len() + numbered.len() > MAX_BYTES {
+            more = true;
+            break;
+        }
+        out.push_str(&numbered);
+        last = number;
+    }
+    ctx.tracker.record(
+        path,
+        FileStamp {
+            modified: meta.modified().ok(),
+            size: meta.len(),
+            hash: hasher.digest128(),
+            prefix: Some(consumed),
+        },
+    );
+    if number < start {
+        return Err(ToolError::new(format!(
+            "`{shown}` has {number} lines; offset {start} is past the end. Use an offset between 1 and {number}."
+        )));
+    }
+    if more {
+        out.push_str(&format!(
+            "(showing lines {start}-{last} of a {} byte file, read only this far; continue with offset={})\n",
+            meta.len(),
+            last + 1
+        ));
+    }
+    if lossy {
+        out.push_str("(note: the file is not valid UTF-8; invalid bytes are shown as �)\n");
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,6 +319,69 @@ mod tests {
             offset,
             limit,
         }
+    }
+
+    #[test]
+    fn special_files_are_refused_without_reading() {
+        let (_d, c) = ctx();
+        let fifo = c.workspace.root().join("pipe");
+        let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: creates a FIFO at a path we own.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        let e = view(&args("pipe", None, None), &c).unwrap_err().0;
+        assert!(
+            e.contains("is a FIFO (named pipe); `view` reads regular files only"),
+            "{e}"
+        );
+        for (dev, kind) in [
+            ("/dev/zero", "a character device"),
+            ("/dev/urandom", "a character device"),
+        ] {
+            let e = view(&args(dev, None, None), &c).unwrap_err().0;
+            assert!(e.contains(kind), "{dev}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_huge_file_is_read_only_as_far_as_shown() {
+        let (_d, c) = ctx();
+        let p = c.workspace.root().join("big.log");
+        let line = format!("{}\n", "z".repeat(99));
+        let text = line.repeat((WHOLE_READ_MAX as usize / 100) + 50_000);
+        std::fs::write(&p, &text).unwrap();
+        let out = view(&args("big.log", Some(3), Some(2)), &c).unwrap();
+        assert_eq!(
+            out,
+            format!(
+                "     3\t{}\n     4\t{}\n(showing lines 3-4 of a {} byte file, read only this far; continue with offset=5)\n",
+                "z".repeat(99),
+                "z".repeat(99),
+                text.len()
+            )
+        );
+        let stamp = c.tracker.last_read(&p).unwrap();
+        assert_eq!(
+            stamp.prefix,
+            Some(500),
+            "read five lines, not {:?}",
+            stamp.prefix
+        );
+        // The partial read still guards an edit: unchanged passes, a change
+        // in what was read does not.
+        let now = FileStamp::of(&std::fs::metadata(&p).unwrap(), text.as_bytes());
+        assert!(stamp.unchanged(&now, text.as_bytes()));
+        let mut changed = text.clone().into_bytes();
+        changed[10] = b'y';
+        assert!(!stamp.unchanged(&now, &changed));
+    }
+
+    #[test]
+    fn a_read_stops_when_cancelled() {
+        let (_d, c) = ctx();
+        std::fs::write(c.workspace.root().join("a.txt"), "x\n").unwrap();
+        c.cancel.cancel();
+        let e = view(&args("a.txt", None, None), &c).unwrap_err().0;
+        assert_eq!(e, "Cancelled while reading `a.txt`.");
     }
 
     #[test]
