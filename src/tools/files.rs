@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -176,27 +177,146 @@ impl FileHistory {
 /// Writes `bytes` to `path` atomically: a temporary file in the same
 /// directory, flushed and synced, renamed over the target, with the old
 /// file's permissions. A crash leaves the old file or the new, never a mix.
-pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| std::io::Error::other("the path has no directory"))?;
-    std::fs::create_dir_all(dir)?;
-    // New files get the usual 0666 minus umask, not tempfile's 0600.
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".agent-write-")
-        .permissions(std::fs::Permissions::from_mode(0o666))
-        .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    if let Some(mode) = mode {
-        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode))?;
+///
+/// No time-of-check/time-of-use gap: the path was judged as resolved
+/// (inside `root`, or as the absolute path the person approved), so it is
+/// walked again from there one directory at a time by descriptor, refusing
+/// to follow a link (`O_NOFOLLOW`), and the file is created and renamed
+/// relative to the last directory's descriptor. A directory swapped for a
+/// link meanwhile makes the write fail; it never lands elsewhere. Written
+/// with `openat`/`renameat` by hand: std has no descriptor-relative API and
+/// `cap-std` would be a second file-system layer for this one function.
+pub fn write_atomic(
+    root: Option<&Path>,
+    path: &Path,
+    bytes: &[u8],
+    mode: Option<u32>,
+) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let (anchor, rel) = match root.and_then(|r| path.strip_prefix(r).ok().map(|rel| (r, rel))) {
+        Some(found) => found,
+        None => (Path::new("/"), path.strip_prefix("/").unwrap_or(path)),
+    };
+    let names: Vec<std::ffi::CString> = rel
+        .components()
+        .map(|c| match c {
+            std::path::Component::Normal(n) => std::ffi::CString::new(n.as_bytes())
+                .map_err(|_| std::io::Error::other("a NUL in the path")),
+            _ => Err(std::io::Error::other(
+                "the path is not in resolved form (`..`, `.`)",
+            )),
+        })
+        .collect::<std::io::Result<_>>()?;
+    let Some((file_name, dirs)) = names.split_last() else {
+        return Err(std::io::Error::other("the path names no file"));
+    };
+    let mut dir = open_dir(
+        None,
+        &std::ffi::CString::new(anchor.as_os_str().as_bytes())?,
+    )?;
+    for name in dirs {
+        dir = match open_dir(Some(&dir), name) {
+            Ok(d) => d,
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                // SAFETY: mkdirat relative to a directory descriptor we own.
+                let made = unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), 0o777) };
+                if made != 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST)
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                open_dir(Some(&dir), name)?
+            }
+            Err(e) => return Err(swapped(e, name)),
+        };
     }
-    tmp.persist(path).map_err(|e| e.error)?;
+    // The directory reached is where it was judged to be.
+    let reached = std::fs::read_link(format!("/proc/self/fd/{}", dir.as_raw_fd()))?;
+    if root.is_some_and(|r| path.starts_with(r)) && !reached.starts_with(anchor) {
+        return Err(std::io::Error::other(format!(
+            "the directory was moved out of the project while writing (it is now {}); nothing was written",
+            reached.display()
+        )));
+    }
+    let tmp_name =
+        std::ffi::CString::new(format!(".agent-write-{}", uuid::Uuid::new_v4().simple()))?;
+    // New files get the usual 0666 minus umask.
+    // SAFETY: openat relative to a directory descriptor we own.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            tmp_name.as_ptr(),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            0o666 as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor just opened, owned by nothing else.
+    let mut tmp = unsafe { std::fs::File::from_raw_fd(fd) };
+    let written = (|| {
+        tmp.write_all(bytes)?;
+        tmp.sync_all()?;
+        if let Some(mode) = mode {
+            tmp.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
+        // SAFETY: renameat between names relative to our directory descriptor.
+        let r = unsafe {
+            libc::renameat(
+                dir.as_raw_fd(),
+                tmp_name.as_ptr(),
+                dir.as_raw_fd(),
+                file_name.as_ptr(),
+            )
+        };
+        if r != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    })();
+    if let Err(e) = written {
+        // SAFETY: removes our own temporary file, relative to its directory.
+        unsafe { libc::unlinkat(dir.as_raw_fd(), tmp_name.as_ptr(), 0) };
+        return Err(e);
+    }
     // Make the rename itself durable.
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
+    let _ = dir.sync_all();
     Ok(())
+}
+
+/// A directory opened by descriptor, relative to `parent` (or absolute),
+/// never through a link.
+fn open_dir(
+    parent: Option<&std::fs::File>,
+    name: &std::ffi::CStr,
+) -> std::io::Result<std::fs::File> {
+    let base = parent.map_or(libc::AT_FDCWD, |p| p.as_raw_fd());
+    let flags = libc::O_RDONLY
+        | libc::O_DIRECTORY
+        | libc::O_CLOEXEC
+        | if parent.is_some() {
+            libc::O_NOFOLLOW
+        } else {
+            0
+        };
+    // SAFETY: openat with a NUL-terminated name and a descriptor we own.
+    let fd = unsafe { libc::openat(base, name.as_ptr(), flags) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor just opened, owned by nothing else.
+    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
+/// A link (or a file) where a directory was: the path changed under us.
+fn swapped(e: std::io::Error, name: &std::ffi::CStr) -> std::io::Error {
+    match e.raw_os_error() {
+        Some(libc::ELOOP) | Some(libc::ENOTDIR) => std::io::Error::other(format!(
+            "`{}` on the path is no longer a directory (it was replaced, by a link perhaps) while writing; nothing was written",
+            name.to_string_lossy()
+        )),
+        _ => e,
+    }
 }
 
 /// Saves the previous content, writes, and records the new read stamp.
@@ -212,8 +332,13 @@ pub fn commit(
             "could not save the previous content of `{shown}` to the file history ({e}); nothing was written"
         )));
     }
-    write_atomic(path, bytes, previous.and_then(|o| o.mode))
-        .map_err(|e| ToolError::new(format!("could not write `{shown}`: {e}")))?;
+    write_atomic(
+        Some(ctx.workspace.root()),
+        path,
+        bytes,
+        previous.and_then(|o| o.mode),
+    )
+    .map_err(|e| ToolError::new(format!("could not write `{shown}`: {e}")))?;
     if let Ok(meta) = std::fs::metadata(path) {
         ctx.tracker.record(path, FileStamp::of(&meta, bytes));
     }
@@ -458,16 +583,42 @@ mod tests {
     #[test]
     fn atomic_write_keeps_mode_and_leaves_no_temp_files() {
         let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("s.sh");
+        let root = d.path().canonicalize().unwrap();
+        let p = root.join("s.sh");
         std::fs::write(&p, "old").unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-        write_atomic(&p, b"new", Some(0o100755)).unwrap();
+        write_atomic(Some(&root), &p, b"new", Some(0o100755)).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
         assert_eq!(
             std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
             0o755
         );
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_directory_swapped_for_a_link_never_takes_the_write_elsewhere() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap().join("ws");
+        let outside = d.path().canonicalize().unwrap().join("outside");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        // Judged as `ws/sub/f` inside the project; then `sub` becomes a
+        // link to a directory outside it.
+        let target = root.join("sub/f");
+        std::fs::remove_dir(root.join("sub")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("sub")).unwrap();
+        let e = write_atomic(Some(&root), &target, b"x", None).unwrap_err();
+        assert!(e.to_string().contains("is no longer a directory"), "{e}");
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+        // Missing directories are made, one by one, inside.
+        write_atomic(Some(&root), &root.join("new/deeper/g"), b"y", None).unwrap();
+        assert_eq!(std::fs::read(root.join("new/deeper/g")).unwrap(), b"y");
+        // A link as the file itself is replaced, not followed.
+        std::os::unix::fs::symlink(outside.join("h"), root.join("h")).unwrap();
+        write_atomic(Some(&root), &root.join("h"), b"z", None).unwrap();
+        assert!(!outside.join("h").exists());
+        assert_eq!(std::fs::read(root.join("h")).unwrap(), b"z");
     }
 
     #[test]
