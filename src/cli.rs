@@ -81,6 +81,9 @@ pub enum Command {
         #[arg(long)]
         revoke: bool,
     },
+    /// What protects this machine and project, checked now: the sandbox,
+    /// namespaces, protected places, trust, servers, config files.
+    Doctor,
     /// MCP servers from the user config.
     Mcp {
         #[command(subcommand)]

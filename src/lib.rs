@@ -9,6 +9,7 @@
 pub mod agent;
 pub mod cli;
 pub mod config;
+pub mod doctor;
 pub mod headless;
 pub mod hooks;
 pub mod llm;

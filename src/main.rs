@@ -107,6 +107,10 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             }
         };
     }
+    if let Some(Command::Doctor) = &cli.command {
+        print_out(&agent::doctor::report(&config).await);
+        return Ok(0);
+    }
     if let Some(Command::Mcp {
         action: McpAction::List,
     }) = &cli.command

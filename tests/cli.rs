@@ -275,3 +275,59 @@ fn permissions_check_reads_large_calls_from_standard_input() {
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(j["decision"], "allow", "{j}");
 }
+
+/// `agent doctor` reports what it checked in the real sandbox just now.
+#[test]
+fn doctor_reports_what_the_sandbox_really_refused() {
+    let p = Project::new();
+    p.file(".git/hooks/keep", "");
+    p.file(".git/config", "[core]\n");
+    p.file(
+        ".agent/config.toml",
+        "[permissions]\nallow = [\"bash(make:*)\"]\n",
+    );
+    let r = run(&p, &["doctor"], &[("OPENAI_API_KEY", "sk-x")]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let line = |what: &str| -> String {
+        r.stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(what))
+            .unwrap_or_else(|| panic!("no `{what}` line in:\n{}", r.stdout))
+            .to_string()
+    };
+    assert!(
+        line("create a file in the project").ends_with(" allowed"),
+        "{}",
+        r.stdout
+    );
+    let sandboxed = agent::shell::Sandbox::supported();
+    let contained = sandboxed && agent::shell::contain::namespaces_available();
+    let hooks = line("create a hook in .git/hooks");
+    let config = line("change .agent/config.toml");
+    if contained {
+        assert!(hooks.ends_with(" refused"), "{hooks}");
+        assert!(config.ends_with(" refused"), "{config}");
+        assert!(
+            r.stdout.contains("user namespaces:  available"),
+            "{}",
+            r.stdout
+        );
+    }
+    assert!(
+        !r.stdout.contains("ALLOWED, though it should not be"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("project:          not trusted") && r.stdout.contains("allow rules (1)"),
+        "{}",
+        r.stdout
+    );
+    assert!(line("keys withheld:").contains("OPENAI_API_KEY"));
+    assert_eq!(
+        std::fs::read_to_string(p.root().join(".agent/config.toml")).unwrap(),
+        "[permissions]\nallow = [\"bash(make:*)\"]\n",
+        "the probes changed nothing"
+    );
+    assert!(!p.root().join(".git/hooks/.agent-doctor").exists());
+}

@@ -139,7 +139,7 @@ pub struct LspManager {
 /// Why no server starts in an untrusted project, and what to do.
 pub const UNTRUSTED: &str = "language servers are off because this project is not trusted (they run its code: build scripts, plugins); the person can trust it with `agent trust --yes` or by answering yes when agent starts";
 
-fn on_path(command: &str) -> bool {
+pub fn on_path(command: &str) -> bool {
     if command.contains('/') {
         return Path::new(command).exists();
     }
