@@ -1,7 +1,9 @@
 //! Tool-layer figures, release build:
 //! - `agent permissions check --json bash ...` wall time (target < 20 ms);
 //! - `bash` overhead for `true`: spawn to result through the Surface, with
-//!   and without the Landlock sandbox;
+//!   and without the Landlock sandbox (each command also gets its own user,
+//!   mount and PID namespaces where the kernel allows; run again with
+//!   `AGENT_NO_NAMESPACES=1` for the figures without them);
 //! - `edit` of one line in a 50 MB file through the Surface (read-checked,
 //!   planned, diffed, written atomically).
 //!
@@ -105,7 +107,8 @@ fn main() {
             .map(|_| call(&rt, &s, "bash", serde_json::json!({"command": "true"})).0)
             .collect();
         println!(
-            "bash `true`, {label}: median {:?} spawn to result over 50 runs",
+            "bash `true`, {label}, namespaces {}: median {:?} spawn to result over 50 runs",
+            if agent::shell::contain::namespaces_available() { "on" } else { "off" },
             median(times)
         );
     }
