@@ -108,7 +108,11 @@ fn main() {
             .collect();
         println!(
             "bash `true`, {label}, namespaces {}: median {:?} spawn to result over 50 runs",
-            if agent::shell::contain::namespaces_available() { "on" } else { "off" },
+            if agent::shell::contain::namespaces_available() {
+                "on"
+            } else {
+                "off"
+            },
             median(times)
         );
     }

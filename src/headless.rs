@@ -389,6 +389,16 @@ pub fn permissions_list(config: &Config) -> String {
             ));
         }
     }
+    if !config.project_trusted {
+        for rule in &config.project_wants.allow {
+            out.push_str(&format!(
+                "  {:<5}  {:<40}  {} (ignored until you trust this project: `agent trust`)\n",
+                "allow",
+                rule.escape_debug().to_string(),
+                config.project_config().display()
+            ));
+        }
+    }
     out.push_str(&format!(
         "yolo: {}\n",
         if config.yolo() { "on" } else { "off" }

@@ -70,6 +70,13 @@ fn project_allow_rules_wait_for_trust_and_agent_trust_shows_them() {
         assert!(out.status.success(), "{out:?}");
         String::from_utf8(out.stdout).unwrap()
     };
+    let list = p.command().args(["permissions", "list"]).output().unwrap();
+    let list = String::from_utf8(list.stdout).unwrap();
+    assert!(
+        list.contains("bash(touch:*)")
+            && list.contains("(ignored until you trust this project: `agent trust`)"),
+        "{list}"
+    );
     let report = show(&[]);
     assert!(report.contains("trusted:  no\n"), "{report}");
     assert!(report.contains("  allow rule: bash(touch:*)\n"), "{report}");
