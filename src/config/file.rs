@@ -28,20 +28,9 @@ pub struct ConfigFile {
     /// `[projects."<root>"]`: the person's own rules for one project, where
     /// "always" answers are saved (the user's file only: a repository must
     /// not be able to forge them).
+    /// Each is a `[permissions]` table (its `banned` adds to the list).
     #[serde(default)]
-    pub projects: BTreeMap<String, ProjectRules>,
-}
-
-/// `[projects."<root>"]` in the user's file.
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProjectRules {
-    #[serde(default)]
-    pub allow: Vec<String>,
-    #[serde(default)]
-    pub ask: Vec<String>,
-    #[serde(default)]
-    pub deny: Vec<String>,
+    pub projects: BTreeMap<String, PermissionsFile>,
 }
 
 /// `[lsp]`: timing, and one `[lsp.<name>]` table per server.

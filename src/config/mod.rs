@@ -388,6 +388,7 @@ impl Config {
                             )?;
                         }
                     }
+                    self.banned.extend(mine.banned.iter().flatten().cloned());
                 }
             }
         }

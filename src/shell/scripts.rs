@@ -191,6 +191,21 @@ pub fn awk_program_inert(program: &str) -> bool {
             .all(|s| awk_reading(&program, *s) != Some(false))
 }
 
+/// Where the string or regex opened before `from` closes with `close` on
+/// the same line (escapes skipped); `None` if it does not.
+fn closing(b: &[char], mut from: usize, close: char) -> Option<usize> {
+    while from < b.len() && b[from] != close {
+        if b[from] == '\n' {
+            return None;
+        }
+        if b[from] == '\\' {
+            from += 1;
+        }
+        from += 1;
+    }
+    (from < b.len()).then_some(from)
+}
+
 /// One reading: inert, not inert, or `None` when strings or regexes stay
 /// open (awk would not read it so).
 fn awk_reading(program: &str, slash: Slash) -> Option<bool> {
@@ -215,43 +230,12 @@ fn awk_reading(program: &str, slash: Slash) -> Option<bool> {
             }
         };
         match c {
-            '"' => {
-                i += 1;
-                while i < b.len() && b[i] != '"' {
-                    if b[i] == '\n' {
-                        return None;
-                    }
-                    if b[i] == '\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                if i >= b.len() {
-                    return None;
-                }
-                i += 1;
-                code.push_str("\"\"");
-                prev = '"';
-                word.clear();
-                continue;
-            }
-            '/' if regex_here => {
-                i += 1;
-                while i < b.len() && b[i] != '/' {
-                    if b[i] == '\n' {
-                        return None;
-                    }
-                    if b[i] == '\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                if i >= b.len() {
-                    return None;
-                }
-                i += 1;
-                code.push_str("//");
-                prev = '/';
+            // A string or a regex: its text is data, replaced by an empty one.
+            '"' | '/' if c == '"' || regex_here => {
+                i = closing(&b, i + 1, c)? + 1;
+                code.push(c);
+                code.push(c);
+                prev = c;
                 word.clear();
                 continue;
             }

@@ -1,21 +1,9 @@
 //! Procedural danger checks on files: where a deletion, move, copy,
 //! permission change or raw write leads, and signals to processes.
 
-use super::{Invocation, long, positional, short};
+use super::{Invocation, high, long, low, medium, positional, short};
 use crate::permission::RiskAssessment;
 use crate::shell::paths::{Ancestor, Place, Secret};
-
-fn high(r: &str) -> Option<RiskAssessment> {
-    Some(RiskAssessment::high(r))
-}
-
-fn medium(r: &str) -> Option<RiskAssessment> {
-    Some(RiskAssessment::medium(r))
-}
-
-fn low(r: &str) -> Option<RiskAssessment> {
-    Some(RiskAssessment::low(r))
-}
 
 impl Invocation<'_> {
     /// The place a deletion would wipe out wholesale: an ancestor, a system

@@ -12,6 +12,18 @@ mod files;
 mod rows;
 mod services;
 
+fn high(r: &str) -> Option<RiskAssessment> {
+    Some(RiskAssessment::high(r))
+}
+
+fn medium(r: &str) -> Option<RiskAssessment> {
+    Some(RiskAssessment::medium(r))
+}
+
+fn low(r: &str) -> Option<RiskAssessment> {
+    Some(RiskAssessment::low(r))
+}
+
 use super::paths::{PathEnv, Place};
 use crate::permission::{Risk, RiskAssessment};
 pub(super) use files::{assignment_disables_history, find_filters, find_starts};

@@ -5,20 +5,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{Invocation, long, positional, short};
+use super::{Invocation, high, long, low, medium, positional, short};
 use crate::permission::RiskAssessment;
-
-fn high(r: &str) -> Option<RiskAssessment> {
-    Some(RiskAssessment::high(r))
-}
-
-fn medium(r: &str) -> Option<RiskAssessment> {
-    Some(RiskAssessment::medium(r))
-}
-
-fn low(r: &str) -> Option<RiskAssessment> {
-    Some(RiskAssessment::low(r))
-}
 
 /// A git option (key and value) that makes git run a command later.
 fn runs_commands(key: &str, value: &str) -> bool {
