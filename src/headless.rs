@@ -111,7 +111,8 @@ pub fn new_session_with(
                 session_id: id.clone(),
                 cwd: config.workspace.clone(),
                 transcript_path: crate::session::transcript_path(&config.paths.data_dir, &id),
-                withheld_env: config.withheld_env.clone(),
+                // Hooks may read the transcript, which lives with agent's records.
+                sandbox: config.sandbox().hiding(Vec::new()),
             },
         ));
     }

@@ -11,6 +11,11 @@ use agent::config::{Config, Overrides, Paths};
 use agent::{headless, llm};
 
 fn main() -> ExitCode {
+    // The agent's memory and environment hold the provider keys: other
+    // processes of the person's (a hook, a command outside the sandbox)
+    // may not read them through /proc/<pid>/environ or mem, nor ptrace it.
+    // SAFETY: prctl on this process; children's execve resets the flag.
+    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0) };
     let cli = Cli::parse();
     // One thread drives the session: the work is I/O-bound, and tools do their
     // file-system work on the blocking pool, so parallel calls still overlap.

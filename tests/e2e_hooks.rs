@@ -13,7 +13,7 @@ use support::project::{Project, Wire, result_texts};
 
 /// An executable script in the agent's home (outside the project).
 fn script(p: &Project, name: &str, body: &str) -> PathBuf {
-    let path = p.home().join(name);
+    let path = p.scratch().join(name);
     std::fs::write(&path, format!("#!/bin/bash\n{body}\n")).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -90,8 +90,8 @@ exit 0"#,
 #[test]
 fn hook_sees_the_call_as_claude_code_sends_it() {
     let p = Project::new();
-    let seen = p.home().join("seen.json");
-    let env_seen = p.home().join("env.txt");
+    let seen = p.scratch().join("seen.json");
+    let env_seen = p.scratch().join("env.txt");
     let hook = script(
         &p,
         "record.sh",
@@ -352,7 +352,7 @@ fn halt_ends_the_turn() {
 #[test]
 fn post_tool_use_adds_feedback_after_the_call() {
     let p = Project::new();
-    let seen = p.home().join("post.json");
+    let seen = p.scratch().join("post.json");
     let post = script(
         &p,
         "post.sh",
@@ -394,7 +394,7 @@ fn post_tool_use_adds_feedback_after_the_call() {
 #[test]
 fn project_hooks_run_only_once_trusted() {
     let p = Project::new();
-    let marker = p.home().join("ran");
+    let marker = p.scratch().join("ran");
     let body = |m: &Path| format!("touch {}", m.display());
     p.file(
         ".agent/config.toml",
@@ -427,7 +427,7 @@ fn project_hooks_run_only_once_trusted() {
 
     // ...until the hooks change.
     std::fs::remove_file(&marker).unwrap();
-    let other = p.home().join("other");
+    let other = p.scratch().join("other");
     p.file(
         ".agent/config.toml",
         &format!("[[hooks.PreToolUse]]\ncommand = \"{}\"\n", body(&other)),
@@ -558,7 +558,7 @@ fn one_hooks_allow_does_not_approve_another_hooks_rewrite() {
 #[test]
 fn post_tool_use_sees_the_rewritten_call() {
     let p = Project::new();
-    let seen = p.home().join("post.json");
+    let seen = p.scratch().join("post.json");
     let moved = script(
         &p,
         "move.sh",

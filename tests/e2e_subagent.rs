@@ -149,7 +149,7 @@ fn child_cannot_write_and_parent_usage_includes_children() {
 fn several_children_run_and_hooks_stay_out_of_them() {
     let p = Project::new();
     p.file("a.txt", "alpha\n");
-    let log = p.home().join("hooked.txt");
+    let log = p.scratch().join("hooked.txt");
     p.user_config(&format!(
         "{}[[hooks.PreToolUse]]\ncommand = \"echo $AGENT_TOOL_NAME >> {}\"\n",
         support::project::FAST_LLM,

@@ -110,10 +110,11 @@ fn bash(command: &str) -> (&'static str, serde_json::Value) {
 #[test]
 fn commands_and_hooks_never_see_the_provider_key() {
     let p = Project::new();
-    let hook_saw = p.home().join("hook-saw");
+    let hook_saw = p.scratch().join("hook-saw");
     p.user_config(&format!(
-        "{FAST_LLM}[[hooks.PreToolUse]]\nmatcher = \"bash\"\ncommand = \"printenv OPENAI_API_KEY > {} || true\"\n",
-        hook_saw.display()
+        "{FAST_LLM}[[hooks.PreToolUse]]\nmatcher = \"bash\"\ncommand = \"printenv OPENAI_API_KEY > {} || true; touch {}/hook-wrote-here || true\"\n",
+        hook_saw.display(),
+        p.home().display()
     ));
     let (_, r) = rounds(
         &p,
@@ -127,6 +128,10 @@ fn commands_and_hooks_never_see_the_provider_key() {
     assert!(!r[0].contains("sk-test"), "{}", r[0]);
     assert!(r[0].contains("\n0\n"), "{}", r[0]);
     assert_eq!(std::fs::read_to_string(&hook_saw).unwrap(), "");
+    // Hooks run in the sandbox too: agent's own directory is not theirs.
+    if agent::shell::Sandbox::supported() && agent::shell::contain::namespaces_available() {
+        assert!(!p.home().join("hook-wrote-here").exists());
+    }
 }
 
 #[test]
@@ -192,6 +197,38 @@ fn yolo_does_not_stretch_file_changes_past_the_sandbox() {
     );
     assert!(!outside.exists());
     assert!(r[1].starts_with("Created"), "{}", r[1]);
+    // Nor to the places commands find read-only inside the project.
+    if agent::shell::contain::namespaces_available() {
+        p.file(".git/config", "[core]\n");
+        std::fs::create_dir_all(p.root().join(".git/hooks")).unwrap();
+        let (_, r) = rounds(
+            &p,
+            Wire::OpenAi,
+            vec![
+                (
+                    "write",
+                    json!({"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ntouch pwned\n"}),
+                ),
+                ("view", json!({"path": ".git/config"})),
+                (
+                    "edit",
+                    json!({"path": ".git/config", "old_string": "[core]", "new_string": "[core]\n\tfsmonitor = touch pwned"}),
+                ),
+            ],
+            &["--yolo"],
+        );
+        for result in [&r[0], &r[2]] {
+            assert!(
+                result.contains("--yolo skips questions, never the sandbox"),
+                "{result}"
+            );
+        }
+        assert!(!p.root().join(".git/hooks/pre-commit").exists());
+        assert_eq!(
+            std::fs::read_to_string(p.root().join(".git/config")).unwrap(),
+            "[core]\n"
+        );
+    }
     // With the sandbox off, --yolo reaches there too (not run: it would
     // write outside the test's own directories).
 }

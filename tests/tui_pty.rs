@@ -98,6 +98,12 @@ fn approvals_in_the_terminal() {
     assert_eq!(
         sent_results(&reqs[4])[0].content,
         "(no output)\n[exit code 0]",
+        "(the first command gave {:?})",
+        sent_results(&reqs[3])[0].content
+    );
+    assert_eq!(
+        sent_results(&reqs[4])[0].content,
+        "(no output)\n[exit code 0]",
         "the second commit ran without a dialog"
     );
 
@@ -114,7 +120,7 @@ fn approvals_in_the_terminal() {
 /// Returns whether the hook ran and the project.
 fn trust_question(answer: &str) -> (bool, Project) {
     let p = Project::new();
-    let marker = p.home().join("hook-ran");
+    let marker = p.scratch().join("hook-ran");
     p.file(
         ".agent/config.toml",
         &format!(

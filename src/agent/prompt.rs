@@ -26,25 +26,13 @@ pub(super) fn environment(workspace: &Path) -> Vec<(&'static str, String)> {
 /// repository's `AGENTS.md -> ~/.ssh/id_rsa` (or a FIFO that never ends)
 /// must not reach the prompt. At most what is shown is read.
 fn project_notes(workspace: &Path, denied: &dyn Fn(&Path) -> bool) -> Option<String> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
     let root = workspace.canonicalize().ok()?;
     let path = root.join("AGENTS.md").canonicalize().ok()?;
     if !path.starts_with(&root) || denied(&path) || denied(&root.join("AGENTS.md")) {
         return None;
     }
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(&path)
-        .ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    file.take((MAX_PROJECT_NOTES * 4 + 4) as u64)
-        .read_to_end(&mut bytes)
-        .ok()?;
+    let bytes =
+        crate::tools::read_project_file(&path, (MAX_PROJECT_NOTES * 4 + 4) as u64).ok()??;
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 

@@ -172,7 +172,12 @@ pub struct Config {
     /// MCP servers (every key variable in use, minus `[sandbox] pass_env`).
     pub withheld_env: Vec<String>,
     pass_env: Vec<String>,
+    /// Why the project's config file was ignored as a whole, if it was.
+    pub project_error: Option<String>,
 }
+
+/// A project's config file larger than this is read only this far.
+const MAX_PROJECT_CONFIG: u64 = 1024 * 1024;
 
 pub const DEFAULT_MAX_STEPS: u32 = 100;
 
@@ -223,26 +228,52 @@ impl Config {
             mcp_ignored: Vec::new(),
             withheld_env: Vec::new(),
             pass_env: Vec::new(),
+            project_error: None,
         };
         let user_config = config.paths.user_config.clone();
         if let Some(file) = ConfigFile::load(&user_config)? {
             config.apply(file, &user_config, false)?;
             config.sources.push(user_config);
         }
-        let project_text = match std::fs::read_to_string(&project_config) {
-            Ok(t) => Some(t),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(source) => {
-                return Err(ConfigError::Io {
-                    file: project_config,
-                    source,
-                });
-            }
-        };
+        // A repository's config that cannot be read or used does not stop
+        // the run: it is ignored, and said so (`ignored_notes`).
+        let inside = project_config
+            .canonicalize()
+            .map(|p| p.starts_with(&config.workspace))
+            .unwrap_or(true);
+        let project_text =
+            match crate::tools::read_project_file(&project_config, MAX_PROJECT_CONFIG) {
+                Ok(_) if !inside => {
+                    config.project_error = Some("it leads outside the project".into());
+                    None
+                }
+                Ok(bytes) => bytes.map(|b| String::from_utf8_lossy(&b).into_owned()),
+                Err(e) => {
+                    config.project_error = Some(format!("cannot read it: {e}"));
+                    None
+                }
+            };
+        let user_default = config.default_provider.clone();
         if let Some(text) = &project_text {
-            let file = ConfigFile::parse(text, &project_config)?;
-            config.apply(file, &project_config, true)?;
-            config.sources.push(project_config.clone());
+            let mut trial = config.clone();
+            let applied = ConfigFile::parse(text, &project_config)
+                .and_then(|file| trial.apply(file, &project_config, true));
+            match applied {
+                Ok(()) => {
+                    config = trial;
+                    config.sources.push(project_config.clone());
+                }
+                Err(e) => config.project_error = Some(e.to_string()),
+            }
+        }
+        // The person's --base-url / AGENT_BASE_URL is meant for the
+        // provider they chose: a project picking another would send that
+        // provider's key there.
+        if overrides.base_url.is_some() && config.default_provider != user_default {
+            config.default_provider = user_default;
+            config
+                .project_ignored
+                .push("provider (your base URL override is for your own provider)".into());
         }
         config.project_wants.fingerprint = trust::wants_fingerprint(project_text.as_deref());
         config.project_trusted = trust::is_trusted(
@@ -552,6 +583,7 @@ impl Config {
         )
         .withholding(&self.withheld_env)
         .protecting(self.agent_files())
+        .hiding(vec![self.paths.data_dir.clone()])
     }
 
     /// agent's own settings and records: the user config's directory and

@@ -112,6 +112,12 @@ impl super::Config {
     pub fn ignored_notes(&self) -> Vec<String> {
         let file = self.project_config();
         let mut notes = Vec::new();
+        if let Some(e) = &self.project_error {
+            notes.push(format!(
+                "ignored {} as a whole: {e}. Fix or remove it.",
+                file.display()
+            ));
+        }
         if !self.project_trusted && !self.project_wants.is_empty() {
             notes.push(format!(
                 "ignored from {} until you trust this project: {} (run `agent trust` to see them, `agent --trust-project` to trust it)",

@@ -155,8 +155,8 @@ pub struct HookEnv {
     pub session_id: String,
     pub cwd: PathBuf,
     pub transcript_path: PathBuf,
-    /// Provider key variables hooks do not get.
-    pub withheld_env: Vec<String>,
+    /// The sandbox hooks run in (it also withholds the provider keys).
+    pub sandbox: crate::shell::Sandbox,
 }
 
 /// One call, as hooks see it.
@@ -299,7 +299,7 @@ impl Hooks {
                 &self.env.cwd,
                 &stdin,
                 &env,
-                &self.env.withheld_env,
+                &self.env.sandbox,
                 h.timeout,
                 cancel,
             )

@@ -33,7 +33,7 @@ pub(super) async fn run(
     cwd: &Path,
     input: &[u8],
     env: &[(&str, String)],
-    withheld: &[String],
+    sandbox: &crate::shell::Sandbox,
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> Ran {
@@ -44,13 +44,15 @@ pub(super) async fn run(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
-    for var in withheld {
-        cmd.env_remove(var);
-    }
     for (k, v) in env {
         cmd.env(k, v);
+    }
+    // A hook runs in the project (its scripts, a `cargo fmt` the project
+    // can alias): in the sandbox like a command, in its own session and
+    // process group, without the provider keys.
+    if let Err(e) = sandbox.apply(&mut cmd) {
+        return Ran::Failed(format!("cannot sandbox it: {e}"));
     }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
@@ -146,7 +148,7 @@ async fn read(mut stream: impl AsyncRead + Unpin, buf: Buf) {
 fn kill_group(pid: Option<u32>) {
     if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
         // SAFETY: killpg only sends a signal; the group id is our child's
-        // pid, which it leads (process_group(0)) and which we have not reaped.
+        // pid, which it leads (its own session) and which we have not reaped.
         unsafe {
             libc::killpg(pid, libc::SIGKILL);
         }

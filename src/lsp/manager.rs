@@ -312,7 +312,7 @@ impl LspManager {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr)
-            .process_group(0)
+            // Its own session and process group: `Sandbox::apply`.
             .kill_on_drop(true);
         self.sandbox
             .apply(&mut cmd)

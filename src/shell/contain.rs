@@ -41,17 +41,53 @@ pub struct Plan {
     read_only: Vec<CString>,
     /// Bind-mounted onto themselves (writable), so they cannot be renamed.
     pinned: Vec<CString>,
+    /// Directories replaced by an empty private tmpfs: the person's IPC
+    /// sockets (tmux, screen, D-Bus, systemd, X11) and agent's records.
+    masked_dirs: Vec<CString>,
+    /// Sockets replaced by `/dev/null` (the Docker daemon's).
+    masked_files: Vec<CString>,
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
 }
 
+/// Where the person's session servers listen: a command that reached one
+/// (`tmux run-shell`, `systemd-run --user`, D-Bus, an X server) would run
+/// code outside its sandbox. `{uid}` is the person's user id.
+const IPC_DIRS: &[&str] = &[
+    "/tmp/tmux-{uid}",
+    "/run/user/{uid}",
+    "/tmp/.X11-unix",
+    "/tmp/.ICE-unix",
+    "/run/screen",
+    "/var/run/screen",
+];
+const IPC_SOCKETS: &[&str] = &[
+    "/var/run/docker.sock",
+    "/run/docker.sock",
+    "/run/podman/podman.sock",
+    "/run/containerd/containerd.sock",
+];
+
+/// Environment variables that point a command at those servers.
+pub const IPC_ENV: &[&str] = &[
+    "TMUX",
+    "TMUX_PANE",
+    "STY",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DOCKER_HOST",
+];
+
 impl Plan {
-    /// A plan keeping `read_only` (those that exist) read-only and `pinned`
-    /// in place, in namespaces when the kernel allows them.
-    pub fn new(read_only: &[PathBuf], pinned: &[PathBuf]) -> Plan {
+    /// A plan keeping `read_only` (those that exist) read-only, `pinned`
+    /// in place and `hidden` directories empty, in namespaces when the
+    /// kernel allows them.
+    pub fn new(read_only: &[PathBuf], pinned: &[PathBuf], hidden: &[PathBuf]) -> Plan {
         let namespaces = namespaces_available();
         let c = |p: &PathBuf| CString::new(p.as_os_str().as_bytes()).ok();
         let existing = |v: &[PathBuf]| -> Vec<CString> {
+            if !namespaces {
+                return Vec::new();
+            }
             let mut v: Vec<PathBuf> = v.iter().filter_map(|p| p.canonicalize().ok()).collect();
             v.sort();
             v.dedup();
@@ -59,18 +95,23 @@ impl Plan {
         };
         // SAFETY: getuid/getgid cannot fail.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        let mut dirs: Vec<PathBuf> = IPC_DIRS
+            .iter()
+            .map(|d| PathBuf::from(d.replace("{uid}", &uid.to_string())))
+            .filter(|d| d.is_dir())
+            .collect();
+        dirs.extend(hidden.iter().filter(|d| d.is_dir()).cloned());
+        let sockets: Vec<PathBuf> = IPC_SOCKETS
+            .iter()
+            .map(PathBuf::from)
+            .filter(|s| s.exists())
+            .collect();
         Plan {
             namespaces,
-            read_only: if namespaces {
-                existing(read_only)
-            } else {
-                Vec::new()
-            },
-            pinned: if namespaces {
-                existing(pinned)
-            } else {
-                Vec::new()
-            },
+            read_only: existing(read_only),
+            pinned: existing(pinned),
+            masked_dirs: existing(&dirs),
+            masked_files: existing(&sockets),
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
         }
@@ -83,6 +124,12 @@ impl Plan {
     /// Step 1, in the child (no allocation).
     pub fn enter(&self) -> io::Result<()> {
         close_lifeline_writer();
+        // A session of its own: no controlling terminal, so the command
+        // cannot push keystrokes into the person's (TIOCSTI on /dev/tty).
+        // SAFETY: setsid in the child, which leads no group yet.
+        if unsafe { libc::setsid() } < 0 {
+            return Err(io::Error::last_os_error());
+        }
         if !self.namespaces {
             return Ok(());
         }
@@ -144,6 +191,24 @@ impl Plan {
                     std::ptr::null(),
                 ))?;
             }
+            for d in &self.masked_dirs {
+                check(libc::mount(
+                    c"tmpfs".as_ptr(),
+                    d.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    c"size=16m,mode=700".as_ptr().cast(),
+                ))?;
+            }
+            for s in &self.masked_files {
+                check(libc::mount(
+                    c"/dev/null".as_ptr(),
+                    s.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_BIND,
+                    std::ptr::null(),
+                ))?;
+            }
         }
         Ok(())
     }
@@ -153,7 +218,13 @@ impl Plan {
     /// `report`: a descriptor (close-on-exec) the init writes to: `L` when
     /// processes were still running after the command ended, `S` and a
     /// signal number when the command was killed by one.
-    pub fn fork_keeper(&self, report: RawFd) -> io::Result<()> {
+    /// `restrict` (Landlock) runs in the command's branch, after its own
+    /// `/proc` is mounted: the keeper runs nothing but this code.
+    pub fn fork_keeper(
+        &self,
+        report: RawFd,
+        restrict: &mut dyn FnMut() -> io::Result<()>,
+    ) -> io::Result<()> {
         // SAFETY: fork in a single-threaded child; each side only makes
         // system calls from here on.
         unsafe {
@@ -165,8 +236,19 @@ impl Plan {
                 // It dies with its keeper.
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 if !self.namespaces {
-                    return Ok(());
+                    return restrict();
                 }
+                // PID 1 here: a `/proc` of this namespace shows the command
+                // its own processes only, not the agent's (its environment,
+                // its memory). Best effort: some containers forbid it.
+                libc::mount(
+                    c"proc".as_ptr(),
+                    c"/proc".as_ptr(),
+                    c"proc".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    std::ptr::null(),
+                );
+                restrict()?;
                 // PID 1 of the new namespace: an init that runs the
                 // command as its child and reaps what it leaves.
                 let command = libc::fork();
@@ -434,6 +516,8 @@ impl Plan {
             namespaces: false,
             read_only: Vec::new(),
             pinned: Vec::new(),
+            masked_dirs: Vec::new(),
+            masked_files: Vec::new(),
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
         }
@@ -444,6 +528,8 @@ impl Plan {
 /// read-only to commands, and the directory to pin.
 pub fn project_places(workspace: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let git = workspace.join(".git");
+    // Missing ones cannot be mounted over: a command may create `.agent/`;
+    // what it asks for then waits for the person's trust like any other.
     let mut read_only = vec![workspace.join(".agent"), workspace.join(".gitmodules")];
     let mut pinned = Vec::new();
     if git.is_dir() {

@@ -92,6 +92,7 @@ pub enum Persistence {
     LaunchAgent,
     GitHook,
     GitConfig,
+    GitInternals,
     CronJob,
     SystemEnvironment,
     PreloadedLibrary,
@@ -109,6 +110,9 @@ impl std::fmt::Display for Persistence {
             Persistence::LaunchAgent => "a launchd agent",
             Persistence::GitHook => "a git hook",
             Persistence::GitConfig => "git's configuration (it can name programs git runs)",
+            Persistence::GitInternals => {
+                "git's internal files (a `commondir`, an index entry or a module there can make git run programs)"
+            }
             Persistence::CronJob => "a cron job",
             Persistence::SystemEnvironment => "the system environment",
             Persistence::PreloadedLibrary => "a preloaded library",
@@ -417,11 +421,18 @@ impl PathEnv {
 /// `.git/hooks/…` and `.git/config` of any repository: git runs what they name.
 fn git_persistence(path: &Path) -> Option<Persistence> {
     let parts: Vec<&std::ffi::OsStr> = path.components().map(|c| c.as_os_str()).collect();
+    if parts.last().is_some_and(|c| *c == ".gitmodules") {
+        // `update = !cmd`, `url = ext::…`: run by `git submodule`.
+        return Some(Persistence::GitConfig);
+    }
     let git = parts.iter().position(|c| *c == ".git")?;
     match parts.get(git + 1).and_then(|c| c.to_str()) {
         Some("hooks") => Some(Persistence::GitHook),
         Some("config") => Some(Persistence::GitConfig),
-        _ => None,
+        // `commondir`, `index` (a submodule entry), `modules/`, `info/`…:
+        // git's own files, which git alone should write.
+        Some(_) => Some(Persistence::GitInternals),
+        None => None,
     }
 }
 
@@ -605,7 +616,16 @@ mod tests {
             p("/home/u/proj/.git/config"),
             Place::Persistence(Persistence::GitConfig)
         );
-        assert_eq!(p("/home/u/proj/.git/HEAD"), Place::Workspace);
+        assert_eq!(
+            p("/home/u/proj/.git/commondir"),
+            Place::Persistence(Persistence::GitInternals)
+        );
+        assert_eq!(
+            p("/home/u/proj/.gitmodules"),
+            Place::Persistence(Persistence::GitConfig)
+        );
+        assert_eq!(p("/home/u/proj/.git"), Place::Workspace);
+        assert_eq!(p("/home/u/proj/src/git.rs"), Place::Workspace);
         assert_eq!(p("/usr/local/bin/x"), Place::System);
         assert_eq!(p("/tmp/x"), Place::Temp);
         assert_eq!(p("/mnt/data"), Place::Outside);

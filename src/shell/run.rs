@@ -174,7 +174,7 @@ impl Process {
             .stdin(Stdio::null())
             .stdout(writer.try_clone()?)
             .stderr(writer)
-            .process_group(0)
+            // Its own session and process group: `Sandbox::apply`.
             .kill_on_drop(false);
         for (k, v) in QUIET_ENV {
             cmd.env(k, v);
@@ -353,6 +353,7 @@ impl Drop for Process {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn contained() -> bool {
         let ok =
@@ -406,6 +407,84 @@ mod tests {
         );
         assert_eq!(std::fs::read_to_string(ws.join(".gitmodules")).unwrap(), "");
         assert!(!ws.join(".g2").exists());
+    }
+
+    #[tokio::test]
+    async fn a_command_has_its_own_session_and_sees_no_one_elses_processes() {
+        if !contained() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let records = tempfile::tempdir().unwrap();
+        std::fs::write(records.path().join("session.json"), "secret").unwrap();
+        let sb = Sandbox::new(
+            crate::shell::SandboxMode::WorkspaceWrite,
+            dir.path(),
+            None,
+            &[],
+        )
+        .hiding(vec![records.path().to_path_buf()]);
+        let me = std::process::id();
+        let p = Process::spawn(
+            &format!(
+                "sleep 0.3 & test -e /proc/{me} && echo sees-agent; ls {} ; exec 3</dev/tty && echo has-tty; wait",
+                records.path().display()
+            ),
+            dir.path(),
+            &sb,
+        )
+        .unwrap();
+        // Its session is its own (no controlling terminal to type into).
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", p.pgid)).unwrap();
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .unwrap()
+            .1
+            .split_whitespace()
+            .collect();
+        assert_eq!(fields[3], p.pgid.to_string(), "session id: {stat}");
+        p.wait(Some(Duration::from_secs(10))).await.unwrap();
+        let out = p.take_output();
+        assert!(!out.contains("sees-agent"), "{out}");
+        assert!(!out.contains("session.json"), "{out}");
+        assert!(!out.contains("has-tty"), "{out}");
+    }
+
+    #[tokio::test]
+    async fn the_persons_session_servers_are_out_of_reach() {
+        if !contained() {
+            return;
+        }
+        // SAFETY: getuid cannot fail.
+        let uid = unsafe { libc::getuid() };
+        let tmux = PathBuf::from(format!("/tmp/tmux-{uid}"));
+        if tmux.exists() {
+            eprintln!("skipped: a real tmux server directory is there");
+            return;
+        }
+        std::fs::create_dir(&tmux).unwrap();
+        std::fs::write(tmux.join("default"), "").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let sb = Sandbox::new(
+            crate::shell::SandboxMode::WorkspaceWrite,
+            dir.path(),
+            None,
+            &[],
+        );
+        let p = Process::spawn(
+            &format!("ls -A {}; echo \"tmux=[$TMUX]\"", tmux.display()),
+            dir.path(),
+            &sb,
+        );
+        let out = match p {
+            Ok(p) => {
+                p.wait(Some(Duration::from_secs(10))).await;
+                p.take_output()
+            }
+            Err(e) => e.to_string(),
+        };
+        std::fs::remove_dir_all(&tmux).unwrap();
+        assert_eq!(out, "tmux=[]\n");
     }
 
     #[tokio::test]

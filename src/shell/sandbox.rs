@@ -70,8 +70,8 @@ const HOME_CACHES: &[&str] = &[
 const DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
-    "/dev/tty",
     "/dev/full",
+    // Not /dev/tty: a command has no controlling terminal (see contain).
     "/dev/random",
     "/dev/urandom",
     "/dev/ptmx",
@@ -93,6 +93,8 @@ pub struct Sandbox {
     /// agent's own files: read-only to commands even where they sit in a
     /// writable root (a temp directory).
     pub protected: Vec<PathBuf>,
+    /// agent's records (sessions, trust records): not even readable.
+    pub hidden: Vec<PathBuf>,
 }
 
 impl Sandbox {
@@ -103,6 +105,7 @@ impl Sandbox {
             withheld_env: Vec::new(),
             workspace: None,
             protected: Vec::new(),
+            hidden: Vec::new(),
         }
     }
 
@@ -137,12 +140,19 @@ impl Sandbox {
             withheld_env: Vec::new(),
             workspace: Some(workspace.to_path_buf()),
             protected: Vec::new(),
+            hidden: Vec::new(),
         }
     }
 
     /// agent's own files, kept read-only to commands.
     pub fn protecting(mut self, paths: Vec<PathBuf>) -> Sandbox {
         self.protected = paths;
+        self
+    }
+
+    /// agent's records, hidden from commands.
+    pub fn hiding(mut self, paths: Vec<PathBuf>) -> Sandbox {
+        self.hidden = paths;
         self
     }
 
@@ -230,12 +240,22 @@ impl Sandbox {
         cmd: &mut tokio::process::Command,
         report: std::os::fd::RawFd,
     ) -> std::io::Result<()> {
-        for var in &self.withheld_env {
+        for var in self
+            .withheld_env
+            .iter()
+            .map(String::as_str)
+            .chain(super::contain::IPC_ENV.iter().copied())
+        {
             cmd.env_remove(var);
         }
         super::contain::lifeline();
         let (read_only, pinned) = self.read_only_places();
-        let plan = super::contain::Plan::new(&read_only, &pinned);
+        let hidden = if self.active() {
+            self.hidden.clone()
+        } else {
+            Vec::new()
+        };
+        let plan = super::contain::Plan::new(&read_only, &pinned, &hidden);
         if !plan.namespaces() {
             static SAID: std::sync::Once = std::sync::Once::new();
             SAID.call_once(|| {
@@ -255,10 +275,10 @@ impl Sandbox {
         unsafe {
             cmd.pre_exec(move || {
                 plan.enter()?;
-                if let Some(r) = ruleset.take() {
-                    r.restrict_self().map_err(std::io::Error::other)?;
-                }
-                plan.fork_keeper(report)
+                plan.fork_keeper(report, &mut || match ruleset.take() {
+                    Some(r) => r.restrict_self().map(drop).map_err(std::io::Error::other),
+                    None => Ok(()),
+                })
             });
         }
         Ok(())
@@ -288,6 +308,16 @@ impl Sandbox {
             return true;
         }
         let path = crate::shell::paths::physical(path).unwrap_or_else(|| path.to_path_buf());
+        // What commands find read-only (`.git/hooks`, `.git/config`,
+        // `.agent/`...) is not the file tools' to change under --yolo either.
+        let (read_only, _) = self.read_only_places();
+        if read_only
+            .iter()
+            .map(|r| r.canonicalize().unwrap_or_else(|_| r.clone()))
+            .any(|r| path.starts_with(r))
+        {
+            return false;
+        }
         let mut roots: Vec<PathBuf> = Self::temp_dirs();
         roots.extend(DEVICES.iter().map(PathBuf::from));
         if self.mode == SandboxMode::WorkspaceWrite {

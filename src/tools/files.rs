@@ -77,6 +77,31 @@ impl Original {
     }
 }
 
+/// A file the project supplies that agent reads by itself (`AGENTS.md`,
+/// `.agent/config.toml`): only a regular file (a FIFO would block, a link
+/// to `/dev/zero` never end), opened without following a final link, and
+/// at most `max` bytes of it (`Ok(None)`: not there). Callers resolve the
+/// path and check it is inside the project first.
+pub fn read_project_file(path: &Path, max: u64) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("it is not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(max).read_to_end(&mut bytes)?;
+    Ok(Some(bytes))
+}
+
 /// Reads `path` for a change: it must have been read in this session and
 /// not changed since (content compared by hash, so a touch is no conflict).
 pub fn read_checked(ctx: &ToolContext, path: &Path) -> Result<Original, ToolError> {

@@ -9,6 +9,7 @@ mod edit;
 mod external;
 mod fetch;
 mod files;
+pub use files::read_project_file;
 mod glob;
 mod grep;
 mod jobs;

@@ -24,6 +24,7 @@ pub const FAST_LLM: &str =
 pub struct Project {
     dir: tempfile::TempDir,
     home: tempfile::TempDir,
+    scratch: tempfile::TempDir,
 }
 
 impl Project {
@@ -31,6 +32,7 @@ impl Project {
         let p = Project {
             dir: tempfile::tempdir().unwrap(),
             home: tempfile::tempdir().unwrap(),
+            scratch: tempfile::tempdir().unwrap(),
         };
         p.user_config(FAST_LLM);
         p
@@ -43,6 +45,13 @@ impl Project {
 
     pub fn home(&self) -> &Path {
         self.home.path()
+    }
+
+    /// A directory outside the project and agent's home, where hooks and
+    /// commands may leave marks (agent's home is read-only to them).
+    #[allow(dead_code)]
+    pub fn scratch(&self) -> &Path {
+        self.scratch.path()
     }
 
     pub fn file(&self, rel: &str, content: &str) -> &Project {
