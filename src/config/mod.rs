@@ -882,6 +882,58 @@ mod tests {
     }
 
     #[test]
+    fn a_broken_project_config_is_ignored_with_a_note() {
+        // A syntax error, a rule naming no tool: the run goes on without it.
+        for bad in ["[permissions\n", "[permissions]\ndeny = [\"Bsh(rm:*)\"]\n"] {
+            let (c, _h, _w) = load_in("", bad);
+            let notes = c.ignored_notes().join("\n");
+            assert!(notes.contains("as a whole"), "{notes}");
+            assert!(c.rules.is_empty());
+        }
+        // A FIFO (which would block) or a link to /dev/zero (which never
+        // ends) is not read.
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(ws.path().join(".agent")).unwrap();
+        let fifo =
+            std::ffi::CString::new(ws.path().join(".agent/config.toml").to_str().unwrap()).unwrap();
+        // SAFETY: creates a FIFO at a path we own.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let c = Config::load(paths_in(home.path()), ws.path(), Overrides::default()).unwrap();
+        assert!(
+            c.ignored_notes()[0].contains("not a regular file"),
+            "{:?}",
+            c.ignored_notes()
+        );
+        std::fs::remove_file(ws.path().join(".agent/config.toml")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", ws.path().join(".agent/config.toml")).unwrap();
+        let c = Config::load(paths_in(home.path()), ws.path(), Overrides::default()).unwrap();
+        assert!(c.project_error.is_some());
+    }
+
+    #[test]
+    fn a_projects_provider_choice_yields_to_the_persons_base_url() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(ws.path().join(".agent")).unwrap();
+        std::fs::write(
+            ws.path().join(".agent/config.toml"),
+            "provider = \"anthropic\"\n",
+        )
+        .unwrap();
+        std::fs::write(home.path().join("config.toml"), "provider = \"openai\"\n").unwrap();
+        let overrides = Overrides {
+            base_url: Some("http://127.0.0.1:9/v1".into()),
+            ..Overrides::default()
+        };
+        let c = Config::load(paths_in(home.path()), ws.path(), overrides).unwrap();
+        let env = |_: &str| Some("k".to_string());
+        assert_eq!(c.resolve_provider(&env).unwrap().id, "openai");
+        let c = Config::load(paths_in(home.path()), ws.path(), Overrides::default()).unwrap();
+        assert_eq!(c.resolve_provider(&env).unwrap().id, "anthropic");
+    }
+
+    #[test]
     fn provider_keys_are_withheld_unless_passed_on() {
         let (c, _h, _w) = load_in(
             "[sandbox]\npass_env = [\"DEEPSEEK_API_KEY\"]\n[providers.mine]\nkind = \"openai\"\nbase_url = \"http://h\"\napi_key_env = \"MINE_KEY\"\n",
