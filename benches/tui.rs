@@ -33,6 +33,8 @@ fn frame_times() {
             provider: "p".into(),
             model: "m".into(),
             prices: None,
+            context: None,
+            session: String::new(),
             servers: Vec::new(),
             yolo: false,
             sandbox: "workspace-write".into(),

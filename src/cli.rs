@@ -62,6 +62,16 @@ pub struct Cli {
     #[arg(long)]
     pub trust_project: bool,
 
+    /// Continue the most recent session of this project (its root: the git
+    /// root, or the directory with `.agent/`).
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_last: bool,
+
+    /// Continue a session by id (or a unique start of one); without an id,
+    /// the interactive interface lists this project's sessions to pick from.
+    #[arg(short = 'r', long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    pub resume: Option<String>,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -84,6 +94,43 @@ pub enum Command {
     /// What protects this machine and project, checked now: the sandbox,
     /// namespaces, protected places, trust, servers, config files.
     Doctor,
+    /// Sessions of this project, newest first: id, time, title, turns.
+    Sessions {
+        /// Every project's sessions.
+        #[arg(long)]
+        all: bool,
+        /// One JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Restore the files the agent changed in the last turn (of the most
+    /// recent session here) to their content before it: changed files
+    /// rewritten, created files removed, deleted ones restored. A file
+    /// changed since by anyone else stops it (see `--force`). Undoing is
+    /// itself undone with `agent redo`.
+    Undo {
+        /// The session (id or unique start); default: the newest here.
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Undo the last N turns.
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        turns: u32,
+        /// Only list what would change.
+        #[arg(long)]
+        dry_run: bool,
+        /// Also overwrite files changed since the agent's change.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Undo the last `agent undo` (or `/undo`).
+    Redo {
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        force: bool,
+    },
     /// MCP servers from the user config.
     Mcp {
         #[command(subcommand)]

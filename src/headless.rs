@@ -86,15 +86,36 @@ pub fn new_surface(
     Surface::new(ctx, gate)
 }
 
-/// A new session with its own id, file history and Surface; every front end
-/// builds sessions this way.
+/// What a session knows of its model besides the connection.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelFacts {
+    pub window: u64,
+    pub prices: Option<crate::llm::Prices>,
+}
+
+impl ModelFacts {
+    pub fn of(p: &crate::config::ResolvedProvider) -> ModelFacts {
+        ModelFacts {
+            window: p.context_window,
+            prices: p.prices,
+        }
+    }
+}
+
+/// A session with its own id, log, file history and Surface, new or
+/// continuing `resume`; every front end builds sessions this way.
 pub fn new_session_with(
     config: &Config,
     provider: Arc<dyn Provider>,
+    facts: ModelFacts,
     approver: Arc<dyn Approver>,
     cancel: &CancellationToken,
+    resume: Option<&crate::session::Loaded>,
 ) -> Session {
-    let id = uuid::Uuid::new_v4().to_string();
+    let id = match resume {
+        Some(l) => l.header.id.clone(),
+        None => uuid::Uuid::new_v4().to_string(),
+    };
     let history = config.paths.data_dir.join("history").join(&id);
     let mut surface = new_surface(
         config,
@@ -110,7 +131,7 @@ pub fn new_session_with(
             crate::hooks::HookEnv {
                 session_id: id.clone(),
                 cwd: config.workspace.clone(),
-                transcript_path: crate::session::transcript_path(&config.paths.data_dir, &id),
+                transcript_path: crate::session::log_path(&config.paths.data_dir, &id),
                 // Hooks may read the transcript, which lives with agent's records.
                 sandbox: config.sandbox().hiding(Vec::new()),
             },
@@ -124,25 +145,136 @@ pub fn new_session_with(
     if let Some(mcp) = &surface.context().mcp {
         mcp.start(surface.external(), surface.names());
     }
-    Session::new(
-        id,
-        provider,
-        surface,
-        {
-            let rules = config.rule_set();
-            system_prompt(&config.workspace, &|p| rules.denies_read(p))
-        },
-        config.max_steps,
-    )
+    let (system, _) = {
+        let rules = config.rule_set();
+        system_prompt(
+            &config.workspace,
+            Some(&global_instructions(config)),
+            &|p| rules.denies_read(p),
+        )
+    };
+    let (provider_id, model) = {
+        let (p, m) = provider.describe();
+        (p.to_string(), m.to_string())
+    };
+    let log = match resume {
+        Some(l) if l.header.v != 0 => crate::session::SessionLog::reopen(crate::session::log_path(
+            &config.paths.data_dir,
+            &id,
+        )),
+        // A transcript of the earlier format is converted once, into a log.
+        Some(l) => {
+            let log = crate::session::SessionLog::create(
+                &config.paths.data_dir,
+                crate::session::Header {
+                    v: crate::session::store::FORMAT,
+                    ..l.header.clone()
+                },
+            );
+            for e in &l.entries {
+                log.append(e);
+            }
+            log.sync();
+            log
+        }
+        None => crate::session::SessionLog::create(
+            &config.paths.data_dir,
+            crate::session::Header {
+                v: crate::session::store::FORMAT,
+                id: id.clone(),
+                created: time::OffsetDateTime::now_utc().unix_timestamp(),
+                cwd: config.workspace.clone(),
+                project: crate::session::store::project_root(&config.workspace),
+                git_root: crate::session::store::git_root(&config.workspace),
+                provider: provider_id.clone(),
+                model: model.clone(),
+                agent_version: env!("CARGO_PKG_VERSION").into(),
+                parent: None,
+            },
+        ),
+    };
+    let mut session = Session::new(id, provider, surface, system, config.max_steps)
+        .with_log(Arc::new(log))
+        .with_model_facts(facts.window, facts.prices);
+    if let Some(loaded) = resume {
+        let replay = crate::session::Replay::of(&loaded.entries);
+        session.resume(&replay);
+        let (was_p, was_m) = replay
+            .model
+            .clone()
+            .unwrap_or((loaded.header.provider.clone(), loaded.header.model.clone()));
+        if (was_p.as_str(), was_m.as_str()) != (provider_id.as_str(), model.as_str()) {
+            // The log says from where on another model answered.
+            if let Some(log) = session.log() {
+                log.append(&crate::session::Entry::Model {
+                    provider: provider_id,
+                    model,
+                });
+            }
+        }
+    }
+    session
+}
+
+/// The person's own instructions for every project: `AGENTS.md` beside
+/// their config file.
+pub fn global_instructions(config: &Config) -> std::path::PathBuf {
+    config
+        .paths
+        .user_config
+        .parent()
+        .map(|d| d.join("AGENTS.md"))
+        .unwrap_or_default()
 }
 
 /// The headless session: nobody to ask.
 pub fn new_session(
     config: &Config,
     provider: Arc<dyn Provider>,
+    facts: ModelFacts,
     cancel: &CancellationToken,
+    resume: Option<&crate::session::Loaded>,
 ) -> Session {
-    new_session_with(config, provider, Arc::new(HeadlessApprover), cancel)
+    new_session_with(
+        config,
+        provider,
+        facts,
+        Arc::new(HeadlessApprover),
+        cancel,
+        resume,
+    )
+}
+
+/// Which session a run continues: `--continue` (the newest of this
+/// project), `--resume ID` (an id or a unique prefix of one). Warnings
+/// (lines skipped in a damaged log, another project's session, another
+/// model) are for the person, on stderr or as notices.
+pub fn find_session(
+    config: &Config,
+    continue_last: bool,
+    resume: Option<&str>,
+) -> Result<Option<(crate::session::Loaded, Vec<String>)>, String> {
+    let data = &config.paths.data_dir;
+    let summary = if let Some(id) = resume {
+        crate::session::list::find(data, id).map_err(|e| e.to_string())?
+    } else if continue_last {
+        let root = crate::session::store::project_root(&config.workspace);
+        crate::session::list::latest(data, &root).map_err(|e| e.to_string())?
+    } else {
+        return Ok(None);
+    };
+    let loaded = crate::session::store::load(&summary.path).map_err(|e| e.to_string())?;
+    let mut notes = loaded.warnings.clone();
+    let root = crate::session::store::project_root(&config.workspace);
+    if loaded.header.project != root {
+        notes.push(format!(
+            "session {} was started in {}; it continues here, in {}",
+            loaded.header.id,
+            loaded.header.project.display(),
+            config.workspace.display()
+        ));
+    }
+    Ok(Some((loaded, notes)))
 }
 
 /// The approver of a run with nobody to ask: every question is answered at
@@ -217,8 +349,10 @@ pub async fn stop_signal_terminal() {
 pub async fn run(
     config: &Config,
     provider: Arc<dyn Provider>,
+    facts: ModelFacts,
     prompt: &str,
     format: OutputFormat,
+    resume: Option<crate::session::Loaded>,
 ) -> u8 {
     let started = Instant::now();
     let cancel = CancellationToken::new();
@@ -233,7 +367,7 @@ pub async fn run(
             "agent: note: this kernel has no Landlock, so bash commands run without the OS sandbox"
         );
     }
-    let mut session = new_session(config, provider, &cancel);
+    let mut session = new_session(config, provider, facts, &cancel, resume.as_ref());
     let (provider_id, model) = {
         let (p, m) = session.provider().describe();
         (p.to_string(), m.to_string())
@@ -245,9 +379,21 @@ pub async fn run(
         let _ = out.flush();
     };
     if format == OutputFormat::StreamJson {
+        let rules = config.rule_set();
+        let instructions: Vec<std::path::PathBuf> = crate::agent::instructions_files(
+            &config.workspace,
+            Some(&global_instructions(config)),
+            &|p| rules.denies_read(p),
+        )
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
         emit(json!({
             "type": "init", "session_id": session.id, "provider": provider_id, "model": model,
             "cwd": config.workspace, "tools": session.tool_names(),
+            "instructions_files": instructions,
+            "resumed": resume.is_some(),
+            "context_window": session.context().1,
         }));
     }
     let on_event = |ev: AgentEvent| {
@@ -258,23 +404,28 @@ pub async fn run(
             for n in notices {
                 eprintln!("agent: {n}");
             }
+        } else if let AgentEvent::Compacted {
+            before,
+            after,
+            truncated,
+            reason,
+        } = &ev
+        {
+            if *truncated {
+                eprintln!(
+                    "agent: note: the context window was full: the oldest turns were dropped (~{before} → ~{after} tokens); no summary: {reason}"
+                );
+            } else {
+                eprintln!(
+                    "agent: note: compacted the conversation to fit the context window (~{before} → ~{after} tokens)"
+                );
+            }
         }
     };
     let outcome = session.run_turn(prompt, &on_event, &cancel).await;
 
-    let transcript = crate::session::Transcript {
-        id: &session.id,
-        provider: &provider_id,
-        model: &model,
-        cwd: &config.workspace,
-        usage: session.usage(),
-        messages: session.messages(),
-    };
-    if let Err(e) = crate::session::save(&config.paths.data_dir, &transcript) {
-        eprintln!(
-            "agent: warning: could not save the transcript under {}: {e}",
-            config.paths.data_dir.display()
-        );
+    if let Some(e) = session.log().and_then(|l| l.error()) {
+        eprintln!("agent: warning: {e}");
     }
 
     // Language servers get a clean shutdown (and are killed if they hang).
@@ -311,6 +462,9 @@ pub async fn run(
             "provider": provider_id,
             "model": model,
             "usage": usage,
+            "total_cost_usd": session.cost(),
+            "cost_by_model": session.usage_by_model(),
+            "num_turns": session.turns(),
             "tool_calls": session.tool_calls(),
             "duration_ms": started.elapsed().as_millis() as u64,
         })),

@@ -112,6 +112,34 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             }
         };
     }
+    match &cli.command {
+        Some(Command::Sessions { all, json }) => {
+            print_out(&agent::commands::sessions(&config, *all, *json));
+            return Ok(0);
+        }
+        Some(Command::Undo {
+            session,
+            turns,
+            dry_run,
+            force,
+        }) => {
+            let (out, code) =
+                agent::commands::undo(&config, session.as_deref(), *turns, false, *dry_run, *force);
+            print_out(&out);
+            return Ok(code);
+        }
+        Some(Command::Redo {
+            session,
+            dry_run,
+            force,
+        }) => {
+            let (out, code) =
+                agent::commands::undo(&config, session.as_deref(), 1, true, *dry_run, *force);
+            print_out(&out);
+            return Ok(code);
+        }
+        _ => {}
+    }
     if let Some(Command::Doctor) = &cli.command {
         print_out(&agent::doctor::report(&config).await);
         return Ok(0);
@@ -133,14 +161,45 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         }
         let resolved = config.resolve_provider(&|name| std::env::var(name).ok())?;
         let provider = llm::connect(&resolved, &config.llm)?;
-        return agent::tui::run(&config, provider, resolved.prices, cli.initial.clone()).await;
+        // `--resume` without an id: the interface offers the list.
+        let pick = cli.resume.as_deref() == Some("");
+        let resume = if pick {
+            None
+        } else {
+            continuing(&config, cli.continue_last, cli.resume.as_deref())?
+        };
+        return agent::tui::run(
+            &config,
+            provider,
+            headless::ModelFacts::of(&resolved),
+            agent::tui::Start {
+                first: cli.initial.clone(),
+                resume,
+                pick,
+            },
+        )
+        .await;
     };
     for note in config.ignored_notes() {
         eprintln!("agent: {note}");
     }
+    if cli.resume.as_deref() == Some("") {
+        bail!(
+            "--resume needs a session id in a headless run (`agent sessions` lists them), or use --continue for the newest"
+        );
+    }
+    let resume = continuing(&config, cli.continue_last, cli.resume.as_deref())?;
     let resolved = config.resolve_provider(&|name| std::env::var(name).ok())?;
     let provider = llm::connect(&resolved, &config.llm)?;
-    Ok(headless::run(&config, provider, &prompt, cli.output_format).await)
+    Ok(headless::run(
+        &config,
+        provider,
+        headless::ModelFacts::of(&resolved),
+        &prompt,
+        cli.output_format,
+        resume,
+    )
+    .await)
 }
 
 /// Before the full-screen UI opens, in a project the person has not trusted
@@ -167,6 +226,25 @@ fn ask_trust(config: &mut Config) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// The session `--continue` / `--resume ID` names, read back; what the
+/// person should know about it goes to stderr.
+fn continuing(
+    config: &Config,
+    continue_last: bool,
+    resume: Option<&str>,
+) -> anyhow::Result<Option<agent::session::Loaded>> {
+    match headless::find_session(config, continue_last, resume) {
+        Ok(Some((loaded, notes))) => {
+            for n in notes {
+                eprintln!("agent: {n}");
+            }
+            Ok(Some(loaded))
+        }
+        Ok(None) => Ok(None),
+        Err(e) => bail!("{e}"),
+    }
 }
 
 /// Prints to stdout; a closed pipe (`| head`) is not an error worth a panic.

@@ -352,10 +352,31 @@ fn json_and_stream_json_outputs() {
     assert_eq!(v["usage"]["input_tokens"], 250);
     assert_eq!(v["usage"]["output_tokens"], 10);
     let id = v["session_id"].as_str().unwrap();
-    let saved = p.home().join(format!("data/sessions/{id}.json"));
-    let transcript: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(saved).unwrap()).unwrap();
-    assert_eq!(transcript["messages"].as_array().unwrap().len(), 4);
+    let saved = p.home().join(format!("data/sessions/{id}.jsonl"));
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(saved)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["id"], id);
+    let kinds: Vec<&str> = lines[1..]
+        .iter()
+        .map(|l| l["t"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "user",
+            "usage",
+            "assistant",
+            "tool_result",
+            "approval",
+            "usage",
+            "assistant",
+            "turn_end"
+        ],
+        "{lines:?}"
+    );
 
     let mock = MockLlm::start(vec![
         Step::Reply(Reply::tools(vec![call("c", "ls", json!({"path": "src"}))]).with_text("Hi")),

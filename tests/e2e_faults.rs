@@ -180,13 +180,26 @@ fn unknown_model_and_context_length_say_so() {
             run.stderr
         );
 
-        let mock = MockLlm::start(vec![status(
-            400,
-            &[],
-            r#"{"error":{"type":"invalid_request_error","code":"context_length_exceeded","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#,
-        )]);
+        // Too long: one compaction (the summary request has no tools), the
+        // same step again, and when that is still too long, the error.
+        let too_long = || {
+            status(
+                400,
+                &[],
+                r#"{"error":{"type":"invalid_request_error","code":"context_length_exceeded","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#,
+            )
+        };
+        let mock = MockLlm::start(vec![
+            too_long(),
+            Step::Reply(Reply::text("## Task\ngo")),
+            too_long(),
+        ]);
         let run = p.run(&mock, wire, "go", &[]);
         assert_eq!(run.code, 1);
+        let requests = mock.requests();
+        assert_eq!(requests.len(), 3, "{}", run.stderr);
+        assert!(requests[1].body.get("tools").is_none());
+        assert!(run.stderr.contains("compacted"), "{}", run.stderr);
         assert!(
             run.stderr
                 .contains("no longer fits in the context window of `mock-1`"),

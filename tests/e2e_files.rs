@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Reply, Step, call};
-use support::project::{Project, Wire, result_texts};
+use support::project::{FAST_LLM, Project, Wire, result_texts};
 
 /// Runs the given rounds of tool calls (one reply each), then a final
 /// answer; returns the results of each round.
@@ -235,6 +235,10 @@ fn multiedit_is_all_or_nothing() {
 #[test]
 fn write_creates_overwrites_after_read_and_caps() {
     let p = Project::new();
+    // A megabyte in one call: a window that takes it, so no compaction.
+    p.user_config(&format!(
+        "{FAST_LLM}[providers.openai]\ncontext_window = 2000000\n[providers.anthropic]\ncontext_window = 2000000\n"
+    ));
     p.file("old.txt", "old content\n");
     let big = "x".repeat(1024 * 1024 + 1);
     let r = rounds(
@@ -307,14 +311,23 @@ fn previous_content_goes_to_the_file_history() {
         std::fs::read_to_string(dir.join("1.prev")).unwrap(),
         "before\n"
     );
-    let index: Value = serde_json::from_str(
-        std::fs::read_to_string(dir.join("index.jsonl"))
-            .unwrap()
-            .trim(),
-    )
-    .unwrap();
-    assert_eq!(index["path"], p.root().join("h.txt").display().to_string());
-    assert_eq!(index["existed"], true);
+    let index: Vec<Value> = std::fs::read_to_string(dir.join("index.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(index.len(), 2, "{index:?}");
+    assert_eq!(index[0]["k"], "prev");
+    assert_eq!(index[0]["cp"], "turn-1");
+    assert_eq!(
+        index[0]["path"],
+        p.root().join("h.txt").display().to_string()
+    );
+    assert_eq!(index[0]["existed"], true);
+    // The change landed: its new content's hash follows.
+    assert_eq!(index[1]["k"], "landed");
+    assert_eq!(index[1]["seq"], 1);
+    assert_eq!(index[1]["hash"].as_str().unwrap().len(), 32);
 }
 
 #[test]

@@ -123,7 +123,7 @@ fn hook_sees_the_call_as_claude_code_sends_it() {
         v["transcript_path"]
             .as_str()
             .unwrap()
-            .ends_with(&format!("sessions/{sid}.json")),
+            .ends_with(&format!("sessions/{sid}.jsonl")),
         "{v}"
     );
     assert_eq!(

@@ -4,6 +4,7 @@
 //! the TUI, tests) watch through [`AgentEvent`]s; this module never depends on
 //! them, and it never looks at a tool's name.
 
+mod compact;
 mod prompt;
 mod subagent;
 
@@ -15,12 +16,15 @@ use futures_util::future::join_all;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-pub use prompt::system_prompt;
+pub use compact::Budget;
+pub use prompt::{instructions_files, system_prompt};
 pub use subagent::{NobodyToAsk, SubAgents};
 
 use crate::llm::{
-    Content, LlmError, Message, Provider, Request, Role, StreamEvent, ToolSpec, Usage,
+    Content, Conversation, LlmError, Message, Prices, Provider, Request, Role, StreamEvent,
+    ToolSpec, Usage,
 };
+use crate::session::{Entry, Replay, SessionLog};
 use crate::tools::{Preview, ProgressEvent, Surface, ToolCall, ToolResult};
 
 /// What happens during a turn, as it happens.
@@ -70,6 +74,21 @@ pub enum AgentEvent {
         step: Usage,
         total: Usage,
     },
+    /// How full the model's context window is (estimated), before a request.
+    Context {
+        tokens: u64,
+        window: u64,
+    },
+    /// The conversation was compacted to fit the window.
+    Compacted {
+        /// Estimated tokens before and after.
+        before: u64,
+        after: u64,
+        /// The summary could not be made: the oldest turns were dropped.
+        truncated: bool,
+        /// Why it could not (for `truncated`), or what triggered it.
+        reason: String,
+    },
 }
 
 pub type EventSink<'a> = &'a (dyn Fn(AgentEvent) + Send + Sync);
@@ -106,9 +125,40 @@ pub struct Session {
     base_system: String,
     system: String,
     messages: Vec<Message>,
+    /// Encoded size of each message, for the context estimate.
+    sizes: Vec<u64>,
+    /// Encoded size of the system prompt and tools.
+    fixed_bytes: u64,
+    /// The server counted more tokens than estimated: this many per
+    /// thousand estimated (≥ 1000).
+    calibration: u64,
+    budget: Budget,
+    conversation: Conversation,
     usage: Usage,
+    /// Usage and prices per (provider, model), sub-agents included.
+    by_model: Vec<ModelUsage>,
+    prices: Option<Prices>,
     tool_calls: u64,
     max_steps: u32,
+    log: Option<Arc<SessionLog>>,
+    turn: u32,
+    /// Where each turn since the last compaction started in `messages`.
+    turn_starts: Vec<(u32, usize)>,
+    /// The read tracker's version last written to the log.
+    reads_logged: u64,
+    /// The estimate right after the last compaction: one that could not
+    /// bring the conversation under the limit is not repeated every step.
+    compacted_to: Option<u64>,
+}
+
+/// What one model cost in this session.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelUsage {
+    pub provider: String,
+    pub model: String,
+    pub usage: Usage,
+    /// USD, when the model's prices are known.
+    pub cost: Option<f64>,
 }
 
 impl Session {
@@ -129,12 +179,86 @@ impl Session {
             base_system: system.clone(),
             system,
             messages: Vec::new(),
+            sizes: Vec::new(),
+            fixed_bytes: 0,
+            calibration: 1000,
+            budget: Budget {
+                window: crate::config::DEFAULT_CONTEXT_WINDOW,
+            },
+            conversation: Conversation {
+                id: Conversation::new_id(),
+                epoch: 0,
+            },
             usage: Usage::default(),
+            by_model: Vec::new(),
+            prices: None,
             tool_calls: 0,
             max_steps: max_steps.max(1),
+            log: None,
+            turn: 0,
+            turn_starts: Vec::new(),
+            reads_logged: 0,
+            compacted_to: None,
         };
         session.refresh_tools();
         session
+    }
+
+    /// Writes everything that happens to `log`.
+    pub fn with_log(mut self, log: Arc<SessionLog>) -> Session {
+        self.log = Some(log);
+        self
+    }
+
+    /// The model's context window (tokens) and prices.
+    pub fn with_model_facts(mut self, window: u64, prices: Option<Prices>) -> Session {
+        self.budget = Budget {
+            window: window.max(1_000),
+        };
+        self.prices = prices;
+        self
+    }
+
+    pub fn log(&self) -> Option<&Arc<SessionLog>> {
+        self.log.as_ref()
+    }
+
+    fn record(&self, entry: &Entry) {
+        if let Some(log) = &self.log {
+            log.append(entry);
+        }
+    }
+
+    /// Continues a session read back from its log: its conversation, turn
+    /// count and usage. Files the model had read count as read only where
+    /// their content is still what it saw.
+    pub fn resume(&mut self, replay: &Replay) {
+        self.messages = replay.messages.clone();
+        self.sizes = self.messages.iter().map(compact::message_bytes).collect();
+        self.conversation.epoch += 1;
+        self.turn = replay.turns;
+        self.turn_starts.clear();
+        self.usage = replay.total_usage();
+        self.by_model = replay
+            .usage
+            .iter()
+            .map(|((provider, model), usage)| ModelUsage {
+                provider: provider.clone(),
+                model: model.clone(),
+                usage: *usage,
+                cost: None,
+            })
+            .collect();
+        let tracker = &self.surface.context().tracker;
+        for (path, hash) in &replay.reads {
+            if let Ok(bytes) = std::fs::read(path)
+                && crate::tools::history::hash(&bytes) == *hash
+                && let Ok(meta) = std::fs::metadata(path)
+            {
+                tracker.record(path, crate::tools::FileStamp::of(&meta, &bytes));
+            }
+        }
+        self.reads_logged = tracker.since(u64::MAX).1;
     }
 
     pub fn messages(&self) -> &[Message] {
@@ -145,8 +269,33 @@ impl Session {
         self.usage
     }
 
+    /// Usage and cost per model, sub-agents included.
+    pub fn usage_by_model(&self) -> Vec<ModelUsage> {
+        let mut list = self.by_model.clone();
+        let (provider, model) = self.provider.describe();
+        for m in &mut list {
+            if m.provider == provider && m.model == model {
+                m.cost = self.prices.map(|p| p.cost(&m.usage));
+            }
+        }
+        list
+    }
+
+    /// USD so far, when every model's prices are known.
+    pub fn cost(&self) -> Option<f64> {
+        let list = self.usage_by_model();
+        if list.is_empty() {
+            return self.prices.map(|_| 0.0);
+        }
+        list.iter().map(|m| m.cost).sum()
+    }
+
     pub fn tool_calls(&self) -> u64 {
         self.tool_calls
+    }
+
+    pub fn turns(&self) -> u32 {
+        self.turn
     }
 
     pub fn tool_names(&self) -> Vec<&str> {
@@ -154,11 +303,26 @@ impl Session {
     }
 
     /// Talks to another model from the next request on.
-    pub fn set_provider(&mut self, provider: Arc<dyn Provider>) {
+    pub fn set_provider(
+        &mut self,
+        provider: Arc<dyn Provider>,
+        window: u64,
+        prices: Option<Prices>,
+    ) {
         if let Some(d) = &self.surface.context().delegate {
             d.set_provider(Arc::clone(&provider));
         }
+        let (p, m) = provider.describe();
+        self.record(&Entry::Model {
+            provider: p.to_string(),
+            model: m.to_string(),
+        });
         self.provider = provider;
+        self.budget = Budget {
+            window: window.max(1_000),
+        };
+        self.prices = prices;
+        self.calibration = 1000;
     }
 
     pub fn surface(&self) -> &Arc<Surface> {
@@ -169,6 +333,39 @@ impl Session {
         self.provider.as_ref()
     }
 
+    /// The estimated size of the next request, in tokens, and the window.
+    pub fn context(&self) -> (u64, u64) {
+        (self.estimate(), self.budget.window)
+    }
+
+    fn estimate(&self) -> u64 {
+        let bytes = self.fixed_bytes + self.sizes.iter().sum::<u64>();
+        bytes / compact::BYTES_PER_TOKEN * self.calibration / 1000
+    }
+
+    fn add_usage(&mut self, step: Usage) {
+        self.usage += step;
+        let (provider, model) = self.provider.describe();
+        match self
+            .by_model
+            .iter_mut()
+            .find(|m| m.provider == provider && m.model == model)
+        {
+            Some(m) => m.usage += step,
+            None => self.by_model.push(ModelUsage {
+                provider: provider.to_string(),
+                model: model.to_string(),
+                usage: step,
+                cost: None,
+            }),
+        }
+        self.record(&Entry::Usage {
+            provider: provider.to_string(),
+            model: model.to_string(),
+            usage: step,
+        });
+    }
+
     /// Runs one turn and returns the model's final text.
     pub async fn run_turn(
         &mut self,
@@ -176,38 +373,106 @@ impl Session {
         on_event: EventSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<String, TurnError> {
+        self.turn += 1;
+        self.surface.context().history.begin_turn(self.turn);
+        self.turn_starts.push((self.turn, self.messages.len()));
+        self.record(&Entry::User {
+            turn: self.turn,
+            text: prompt.to_string(),
+            time: time::OffsetDateTime::now_utc().unix_timestamp(),
+        });
         self.push_user(Content::Text {
             text: prompt.to_string(),
         });
+        let outcome = self.turn_steps(on_event, cancel).await;
+        self.record(&Entry::TurnEnd {
+            turn: self.turn,
+            outcome: match &outcome {
+                Ok(_) => "done".into(),
+                Err(e) => e.to_string(),
+            },
+            stop: None,
+        });
+        self.end_step();
+        outcome
+    }
+
+    /// After each step: what the model read goes to the log, and the log
+    /// to the disk.
+    fn end_step(&mut self) {
+        let Some(log) = &self.log else { return };
+        let tracker = &self.surface.context().tracker;
+        let (files, version) = tracker.since(self.reads_logged);
+        if !files.is_empty() {
+            log.append(&Entry::Reads {
+                files: files
+                    .into_iter()
+                    .filter(|(_, s)| s.prefix.is_none())
+                    .map(|(p, s)| (p, format!("{:032x}", s.hash)))
+                    .collect(),
+            });
+        }
+        self.reads_logged = version;
+        for d in self.surface.gate().take_decisions() {
+            log.append(&Entry::Approval {
+                call_id: d.call_id,
+                tool: d.tool,
+                decision: d.decision,
+                by: d.by,
+                scope: d.scope,
+            });
+        }
+        log.sync();
+    }
+
+    async fn turn_steps(
+        &mut self,
+        on_event: EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<String, TurnError> {
         let mut repeats: HashMap<u64, u32> = HashMap::new();
-        for _ in 0..self.max_steps {
-            let forward = |ev: StreamEvent| {
-                on_event(match ev {
-                    StreamEvent::TextDelta(text) => AgentEvent::TextDelta { text },
-                    StreamEvent::ThinkingDelta(text) => AgentEvent::ThinkingDelta { text },
-                    StreamEvent::Retrying {
-                        attempt,
-                        delay,
-                        reason,
-                    } => AgentEvent::Retrying {
-                        attempt,
-                        delay_ms: delay.as_millis() as u64,
-                        reason,
-                    },
-                })
-            };
+        let mut overflowed = false;
+        let mut step = 0;
+        while step < self.max_steps {
+            step += 1;
             self.refresh_tools();
-            let request = Request {
-                system: &self.system,
-                messages: &self.messages,
-                tools: &self.tools,
-            };
-            let completion = match self.provider.stream(request, &forward, cancel).await {
+            let grown = self
+                .compacted_to
+                .is_none_or(|to| self.estimate() > to + self.budget.window / 10);
+            if self.estimate() > self.budget.limit() && grown {
+                self.compact(
+                    None,
+                    "the conversation outgrew the context window",
+                    on_event,
+                    cancel,
+                )
+                .await?;
+            }
+            on_event(AgentEvent::Context {
+                tokens: self.estimate(),
+                window: self.budget.window,
+            });
+            let estimated = self.estimate();
+            let completion = match self.request(on_event, cancel).await {
                 Ok(c) => c,
                 Err(LlmError::Cancelled) => return Err(TurnError::Cancelled),
+                // The server says the conversation is too long: compact
+                // once and try the same step again.
+                Err(e) if e.is_context_overflow() && !overflowed => {
+                    overflowed = true;
+                    self.compact(None, &e.to_string(), on_event, cancel).await?;
+                    step -= 1;
+                    continue;
+                }
                 Err(e) => return Err(e.into()),
             };
-            self.usage += completion.usage;
+            let reported = completion.usage.input_tokens
+                + completion.usage.cache_read_tokens
+                + completion.usage.cache_write_tokens;
+            if reported > estimated && estimated > 0 {
+                self.calibration = (reported * 1000 / estimated).clamp(1000, 4000);
+            }
+            self.add_usage(completion.usage);
             on_event(AgentEvent::Usage {
                 step: completion.usage,
                 total: self.usage,
@@ -231,6 +496,10 @@ impl Session {
                 .collect();
             let text = completion.message.text();
             if !completion.message.content.is_empty() {
+                self.record(&Entry::Assistant {
+                    message: completion.message.clone(),
+                });
+                self.sizes.push(compact::message_bytes(&completion.message));
                 self.messages.push(completion.message);
             }
             if calls.is_empty() {
@@ -245,6 +514,14 @@ impl Session {
                 if *n >= MAX_REPEATS {
                     repeated = Some(call.name.clone());
                 }
+                self.record(&Entry::ToolResult {
+                    call_id: result.call_id.clone(),
+                    name: call.name.clone(),
+                    content: result.content.clone(),
+                    is_error: result.is_error,
+                    diff: result.diff.clone(),
+                    denied: result.denied,
+                });
             }
             for r in results {
                 self.push_user(Content::ToolResult {
@@ -253,6 +530,7 @@ impl Session {
                     is_error: r.is_error,
                 });
             }
+            self.end_step();
             if cancel.is_cancelled() {
                 return Err(TurnError::Cancelled);
             }
@@ -267,6 +545,280 @@ impl Session {
             }
         }
         Err(TurnError::StepLimit(self.max_steps))
+    }
+
+    /// One request with the conversation as it is.
+    async fn request(
+        &self,
+        on_event: EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<crate::llm::Completion, LlmError> {
+        let forward = |ev: StreamEvent| {
+            on_event(match ev {
+                StreamEvent::TextDelta(text) => AgentEvent::TextDelta { text },
+                StreamEvent::ThinkingDelta(text) => AgentEvent::ThinkingDelta { text },
+                StreamEvent::Retrying {
+                    attempt,
+                    delay,
+                    reason,
+                } => AgentEvent::Retrying {
+                    attempt,
+                    delay_ms: delay.as_millis() as u64,
+                    reason,
+                },
+            })
+        };
+        let request = Request {
+            system: &self.system,
+            messages: &self.messages,
+            tools: &self.tools,
+            conversation: Some(self.conversation),
+        };
+        self.provider.stream(request, &forward, cancel).await
+    }
+
+    /// `/compact [focus]`: compacts now, whatever the size.
+    pub async fn compact_now(
+        &mut self,
+        focus: Option<&str>,
+        on_event: EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<(), TurnError> {
+        if self.messages.is_empty() {
+            return Ok(());
+        }
+        let r = self.compact(focus, "asked for", on_event, cancel).await;
+        self.end_step();
+        r
+    }
+
+    /// Replaces the conversation with a summary of its older part plus the
+    /// most recent messages that fit, and records it in the log (the full
+    /// history stays there). When the summary cannot be made, the oldest
+    /// part is dropped instead and a notice says so; the turn goes on.
+    async fn compact(
+        &mut self,
+        focus: Option<&str>,
+        why: &str,
+        on_event: EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<(), TurnError> {
+        let before = self.estimate();
+        let bpt = compact::BYTES_PER_TOKEN;
+        let split = compact::split_point(&self.messages, &self.sizes, self.budget.recent() * bpt);
+        let old = self.messages[..split].to_vec();
+        let mut recent = self.messages[split..].to_vec();
+        // The person's latest request, verbatim, if it is in the old part.
+        let latest = old.iter().rev().find_map(|m| {
+            (m.role == Role::User)
+                .then(|| {
+                    m.content.iter().rev().find_map(|c| match c {
+                        Content::Text { text } => Some(text.clone()),
+                        _ => None,
+                    })
+                })
+                .flatten()
+        });
+        let room = self
+            .budget
+            .limit()
+            .saturating_sub(self.fixed_bytes / bpt + 1_000)
+            .saturating_mul(bpt) as usize;
+        let summary = if old.is_empty() {
+            Err("nothing old enough to summarize".to_string())
+        } else {
+            self.summarize(&old, focus, room, cancel).await
+        };
+        if cancel.is_cancelled() {
+            return Err(TurnError::Cancelled);
+        }
+        let (mut text, truncated, reason) = match summary {
+            Ok(s) => (
+                format!(
+                    "This session was compacted: the summary below replaces the earlier conversation.\n\n{}",
+                    s.trim()
+                ),
+                false,
+                why.to_string(),
+            ),
+            Err(e) => (
+                format!(
+                    "The oldest part of this session was dropped to fit the model's context window (a summary could not be made: {e})."
+                ),
+                true,
+                e,
+            ),
+        };
+        if let Some(latest) = latest {
+            text.push_str("\n\nThe person's most recent request, verbatim:\n");
+            text.push_str(&latest);
+        }
+        text.push_str(&self.reattach_files());
+        let mut messages = vec![Message {
+            role: Role::User,
+            content: vec![Content::Text { text }],
+        }];
+        if recent.first().is_some_and(|m| m.role == Role::User) {
+            let first = recent.remove(0);
+            messages[0].content.extend(first.content);
+        }
+        messages.extend(recent);
+        // What is kept must fit, with the summary, under the limit.
+        let fixed = self.fixed_bytes;
+        compact::shrink(
+            &mut messages,
+            (self.budget.limit() * bpt).saturating_sub(fixed),
+        );
+        self.messages = messages;
+        self.sizes = self.messages.iter().map(compact::message_bytes).collect();
+        self.conversation.epoch += 1;
+        self.turn_starts.clear();
+        let after = self.estimate();
+        self.compacted_to = Some(after);
+        self.record(&Entry::Compaction {
+            messages: self.messages.clone(),
+            before,
+            after,
+            truncated,
+        });
+        on_event(AgentEvent::Compacted {
+            before,
+            after,
+            truncated,
+            reason,
+        });
+        Ok(())
+    }
+
+    /// Asks the model for the summary of `old`, without tools.
+    async fn summarize(
+        &mut self,
+        old: &[Message],
+        focus: Option<&str>,
+        room: usize,
+        cancel: &CancellationToken,
+    ) -> Result<String, String> {
+        let conversation = compact::render(old, room.max(4_000));
+        let focus = focus
+            .map(|f| format!("\n\nThe person asks the summary to focus on: {f}"))
+            .unwrap_or_default();
+        let mut values = prompt::environment(self.surface.context().workspace.root());
+        values.push(("focus", focus));
+        values.push(("conversation", conversation));
+        let text = crate::tools::render(include_str!("../../templates/compact.md"), &values);
+        let messages = [Message::user(text)];
+        let request = Request {
+            system: "You summarize coding sessions so that they can continue without their history.",
+            messages: &messages,
+            tools: &[],
+            conversation: None,
+        };
+        let quiet = |_: StreamEvent| {};
+        match self.provider.stream(request, &quiet, cancel).await {
+            Ok(c) => {
+                self.add_usage(c.usage);
+                let s = c.message.text();
+                if s.trim().is_empty() {
+                    Err("the model answered with an empty summary".into())
+                } else {
+                    Ok(s)
+                }
+            }
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// The current content of the files read most recently, while they fit
+    /// the budget and are still what the model saw: those stay "read". Every
+    /// other file must be viewed again before it is changed, since its
+    /// content is no longer in the conversation.
+    fn reattach_files(&self) -> String {
+        let tracker = &self.surface.context().tracker;
+        let (files, _) = tracker.since(0);
+        let mut room = (self.budget.files() * compact::BYTES_PER_TOKEN) as usize;
+        let mut kept: Vec<std::path::PathBuf> = Vec::new();
+        let mut out = String::new();
+        for (path, stamp) in files {
+            if stamp.prefix.is_some() || stamp.size as usize > room {
+                continue;
+            }
+            let Ok(bytes) = std::fs::read(&path) else {
+                continue;
+            };
+            let Ok(text) = std::str::from_utf8(&bytes) else {
+                continue;
+            };
+            if xxhash_rust::xxh3::xxh3_128(&bytes) != stamp.hash {
+                continue;
+            }
+            room -= bytes.len();
+            out.push_str(&format!(
+                "\n\nCurrent content of {} (you may edit it without viewing it again):\n```\n{}\n```",
+                path.display(),
+                text.trim_end_matches('\n')
+            ));
+            kept.push(path);
+        }
+        tracker.retain(&|p| kept.iter().any(|k| k == p));
+        out
+    }
+
+    /// `/rewind`: the conversation as it was before turn `turn` (a turn
+    /// since the last compaction); returns that turn's prompt.
+    pub fn rewind(&mut self, turn: u32) -> Option<String> {
+        let i = self.turn_starts.iter().position(|(t, _)| *t == turn)?;
+        let (_, keep) = self.turn_starts[i];
+        let prompt = self.messages.get(keep).and_then(|m| {
+            m.content.iter().find_map(|c| match c {
+                Content::Text { text } => Some(text.clone()),
+                _ => None,
+            })
+        });
+        self.turn_starts.truncate(i);
+        self.messages.truncate(keep);
+        self.sizes.truncate(keep);
+        self.conversation.epoch += 1;
+        self.record(&Entry::Rewind { keep });
+        if let Some(log) = &self.log {
+            log.sync();
+        }
+        prompt
+    }
+
+    /// Turns the conversation can be rewound to, with their prompts.
+    pub fn rewind_points(&self) -> Vec<(u32, String)> {
+        self.turn_starts
+            .iter()
+            .filter_map(|(t, i)| {
+                let m = self.messages.get(*i)?;
+                let text = m.content.iter().rev().find_map(|c| match c {
+                    Content::Text { text } => Some(text.clone()),
+                    _ => None,
+                })?;
+                Some((*t, text))
+            })
+            .collect()
+    }
+
+    /// Records an undo (or redo) of `checkpoint` that restored `files`;
+    /// the model must read them again before changing them.
+    pub fn note_undo(&self, checkpoint: &str, redo: bool, files: &[std::path::PathBuf]) {
+        let tracker = &self.surface.context().tracker;
+        for f in files {
+            tracker.forget(f);
+        }
+        self.record(&Entry::Undo {
+            checkpoint: checkpoint
+                .rsplit('-')
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0),
+            redo,
+            files: files.to_vec(),
+        });
+        if let Some(log) = &self.log {
+            log.sync();
+        }
     }
 
     /// Tools that joined or left the Surface since the last request (an MCP
@@ -284,6 +836,14 @@ impl Session {
             self.system.push_str("\n\n");
             self.system.push_str(&note);
         }
+        self.fixed_bytes = self.system.len() as u64
+            + self
+                .tools
+                .iter()
+                .map(|t| {
+                    (t.name.len() + t.description.len() + t.parameters.to_string().len()) as u64
+                })
+                .sum::<u64>();
     }
 
     /// Runs calls in the model's order: each run of consecutive read-only
@@ -313,7 +873,7 @@ impl Session {
                     preview: self.surface.preview(&c.name),
                 });
             }
-            let surface = &self.surface;
+            let surface = Arc::clone(&self.surface);
             // Sub-agents report steps and token usage while they run.
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
             let running = join_all(
@@ -324,10 +884,12 @@ impl Session {
             drop(tx);
             tokio::pin!(running);
             let mut usage = self.usage;
+            let mut steps = Vec::new();
             let mut report = |(id, ev): (String, ProgressEvent)| match ev {
                 ProgressEvent::Step(text) => on_event(AgentEvent::ToolProgress { id, text }),
                 ProgressEvent::Usage(step) => {
                     usage += step;
+                    steps.push(step);
                     on_event(AgentEvent::Usage { step, total: usage });
                 }
             };
@@ -340,7 +902,10 @@ impl Session {
             while let Ok(p) = rx.try_recv() {
                 report(p);
             }
-            self.usage = usage;
+            // Sub-agents' usage counts, per model, in the log too.
+            for step in steps {
+                self.add_usage(step);
+            }
             for (c, r) in batch.iter().zip(done) {
                 on_event(AgentEvent::ToolResult {
                     id: c.id.clone(),
@@ -378,12 +943,15 @@ impl Session {
     /// Appends to the last user message when there is one (tool results and
     /// a following prompt belong to one user turn), else starts one.
     fn push_user(&mut self, content: Content) {
-        match self.messages.last_mut() {
-            Some(m) if m.role == Role::User => m.content.push(content),
-            _ => self.messages.push(Message {
-                role: Role::User,
-                content: vec![content],
-            }),
+        let added = compact::message_bytes(&Message {
+            role: Role::User,
+            content: vec![content.clone()],
+        });
+        let joins = self.messages.last().is_some_and(|m| m.role == Role::User);
+        crate::session::store::push_user(&mut self.messages, content);
+        match (joins, self.sizes.last_mut()) {
+            (true, Some(last)) => *last += added,
+            _ => self.sizes.push(added),
         }
     }
 }

@@ -2,7 +2,8 @@
 //! [`Session`] on a read-only [`Surface`] (no hooks, no `agent` tool, so no
 //! nesting) whose gate has nobody to ask. Only the child's final text goes
 //! back to the parent; its steps and token usage are reported as progress,
-//! and its transcript is saved like any session's.
+//! and its log is written like any session's (marked as a sub-agent's, so
+//! `agent sessions` does not list it).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -53,15 +54,32 @@ impl Delegate for SubAgents {
         progress: Progress,
         cancel: CancellationToken,
     ) -> BoxFuture<'static, Result<String, String>> {
+        let provider = Arc::clone(&self.provider.lock().unwrap_or_else(|p| p.into_inner()));
+        let id = uuid::Uuid::new_v4().to_string();
+        let (p, m) = provider.describe();
+        let log = crate::session::SessionLog::create(
+            &self.data_dir,
+            crate::session::Header {
+                v: crate::session::store::FORMAT,
+                id: id.clone(),
+                created: time::OffsetDateTime::now_utc().unix_timestamp(),
+                cwd: self.workspace.clone(),
+                project: crate::session::store::project_root(&self.workspace),
+                git_root: None,
+                provider: p.to_string(),
+                model: m.to_string(),
+                agent_version: env!("CARGO_PKG_VERSION").into(),
+                parent: Some("sub-agent".into()),
+            },
+        );
         let mut child = Session::new(
-            uuid::Uuid::new_v4().to_string(),
-            Arc::clone(&self.provider.lock().unwrap_or_else(|p| p.into_inner())),
+            id,
+            provider,
             Arc::clone(&self.surface),
             self.system.clone(),
             self.max_steps,
-        );
-        let data_dir = self.data_dir.clone();
-        let workspace = self.workspace.clone();
+        )
+        .with_log(Arc::new(log));
         Box::pin(async move {
             let on_event = |ev: AgentEvent| match ev {
                 AgentEvent::ToolCall { name, summary, .. } => {
@@ -71,18 +89,6 @@ impl Delegate for SubAgents {
                 _ => {}
             };
             let outcome = child.run_turn(&task, &on_event, &cancel).await;
-            let (provider, model) = child.provider().describe();
-            let transcript = crate::session::Transcript {
-                id: &child.id,
-                provider,
-                model,
-                cwd: &workspace,
-                usage: child.usage(),
-                messages: child.messages(),
-            };
-            if let Err(e) = crate::session::save(&data_dir, &transcript) {
-                crate::session::log(&format!("could not save a sub-agent's transcript: {e}"));
-            }
             match outcome {
                 Ok(text) => Ok(text),
                 Err(TurnError::Cancelled) => Err("it was cancelled".into()),

@@ -96,6 +96,15 @@ pub struct ProviderFile {
     pub input_price: Option<f64>,
     /// USD per million output tokens.
     pub output_price: Option<f64>,
+    /// USD per million input tokens read from the prompt cache (default:
+    /// a tenth of `input_price`).
+    pub cache_read_price: Option<f64>,
+    /// USD per million input tokens written to the prompt cache (default:
+    /// 1.25 × `input_price` for Anthropic, nothing for OpenAI).
+    pub cache_write_price: Option<f64>,
+    /// The model's context window in tokens; the conversation is compacted
+    /// before a request would outgrow it.
+    pub context_window: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]

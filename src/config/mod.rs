@@ -20,7 +20,7 @@ use providers::ProviderTable;
 use crate::permission::{Rule, RuleList, RuleSet};
 use crate::shell::{Ban, DEFAULT_BANNED, Sandbox, SandboxMode};
 use crate::tools::BashLimits;
-pub use providers::ResolvedProvider;
+pub use providers::{DEFAULT_CONTEXT_WINDOW, ResolvedProvider};
 
 /// Where config and data live.
 #[derive(Debug, Clone)]

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::file::{ProviderFile, ProviderKind};
 use super::{ConfigError, Overrides};
+use crate::llm::Prices;
 
 #[derive(Debug, Clone)]
 struct ProviderDef {
@@ -16,7 +17,8 @@ struct ProviderDef {
     headers: BTreeMap<String, String>,
     max_tokens: Option<u32>,
     thinking_budget: Option<u32>,
-    prices: Option<(f64, f64)>,
+    prices: Option<Prices>,
+    context_window: Option<u64>,
     /// Where it was last changed, for error messages.
     origin: String,
 }
@@ -33,9 +35,16 @@ pub struct ResolvedProvider {
     pub headers: BTreeMap<String, String>,
     pub max_tokens: u32,
     pub thinking_budget: Option<u32>,
-    /// USD per million (input, output) tokens, when known.
-    pub prices: Option<(f64, f64)>,
+    /// USD per million tokens, when known.
+    pub prices: Option<Prices>,
+    /// Tokens the model can take in one request (prompt and answer).
+    pub context_window: u64,
 }
+
+/// The window of a model nobody described (set `context_window` for it):
+/// what most models served today take. A smaller server says so with a
+/// context-length error, which compacts the conversation and tries again.
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 
 pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
 
@@ -102,6 +111,7 @@ impl ProviderTable {
                     max_tokens: None,
                     thinking_budget: None,
                     prices: None,
+                    context_window: None,
                     origin: "built-in defaults".into(),
                 },
             );
@@ -127,6 +137,7 @@ impl ProviderTable {
                     max_tokens: None,
                     thinking_budget: None,
                     prices: None,
+                    context_window: None,
                     origin: String::new(),
                 }
             });
@@ -139,8 +150,19 @@ impl ProviderTable {
             def.max_tokens = f.max_tokens.or(def.max_tokens);
             def.thinking_budget = f.thinking_budget.or(def.thinking_budget);
             if let (Some(i), Some(o)) = (f.input_price, f.output_price) {
-                def.prices = Some((i, o));
+                let anthropic = def.kind == Some(ProviderKind::Anthropic);
+                def.prices = Some(Prices {
+                    input: i,
+                    output: o,
+                    cache_read: f.cache_read_price.unwrap_or(i / 10.0),
+                    cache_write: f.cache_write_price.unwrap_or(if anthropic {
+                        i * 1.25
+                    } else {
+                        0.0
+                    }),
+                });
             }
+            def.context_window = f.context_window.or(def.context_window);
         }
         Ok(())
     }
@@ -237,6 +259,11 @@ impl ProviderTable {
             max_tokens: def.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
             thinking_budget: def.thinking_budget,
             prices: def.prices.or_else(|| known_prices(&model_for_price)),
+            context_window: def
+                .context_window
+                .or_else(|| known_window(&model_for_price))
+                .unwrap_or(DEFAULT_CONTEXT_WINDOW)
+                .max(1_000),
         })
     }
 
@@ -312,17 +339,50 @@ impl ProviderTable {
     }
 }
 
-/// List prices (USD per million input / output tokens) of a few models, as
-/// published in 2026; `input_price`/`output_price` in config override them.
-fn known_prices(model: &str) -> Option<(f64, f64)> {
+/// List prices (USD per million input, output, cache-read and cache-write
+/// tokens) of the built-in providers' models, as published in 2026; the
+/// `*_price` keys of `[providers.<id>]` override them. Checked against the
+/// vendors' price pages on 2026-11-30.
+fn known_prices(model: &str) -> Option<Prices> {
+    let m = model.rsplit('/').next().unwrap_or(model);
+    let p = |input, output, cache_read, cache_write| Prices {
+        input,
+        output,
+        cache_read,
+        cache_write,
+    };
+    Some(match m {
+        _ if m.starts_with("claude-opus-4-5") => p(5.0, 25.0, 0.5, 6.25),
+        _ if m.starts_with("claude-opus-4") => p(15.0, 75.0, 1.5, 18.75),
+        _ if m.starts_with("claude-sonnet-4") => p(3.0, 15.0, 0.3, 3.75),
+        _ if m.starts_with("claude-haiku-4") => p(1.0, 5.0, 0.1, 1.25),
+        _ if m.starts_with("claude-3-5-haiku") => p(0.8, 4.0, 0.08, 1.0),
+        "gpt-5" | "gpt-5.1" | "gpt-5-codex" | "gpt-5.1-codex" => p(1.25, 10.0, 0.125, 0.0),
+        "gpt-5-mini" => p(0.25, 2.0, 0.025, 0.0),
+        "gpt-5-nano" => p(0.05, 0.4, 0.005, 0.0),
+        "gpt-4.1" => p(2.0, 8.0, 0.5, 0.0),
+        "gpt-4.1-mini" => p(0.4, 1.6, 0.1, 0.0),
+        "gpt-4o" => p(2.5, 10.0, 1.25, 0.0),
+        "gpt-4o-mini" => p(0.15, 0.6, 0.075, 0.0),
+        "o3" => p(2.0, 8.0, 0.5, 0.0),
+        "o4-mini" => p(1.1, 4.4, 0.275, 0.0),
+        "deepseek-chat" => p(0.28, 0.42, 0.028, 0.0),
+        "deepseek-reasoner" => p(0.28, 0.42, 0.028, 0.0),
+        _ => return None,
+    })
+}
+
+/// Context windows (tokens) of well-known models.
+fn known_window(model: &str) -> Option<u64> {
     let m = model.rsplit('/').next().unwrap_or(model);
     Some(match m {
-        _ if m.starts_with("claude-opus-4") => (15.0, 75.0),
-        _ if m.starts_with("claude-sonnet-4") => (3.0, 15.0),
-        _ if m.starts_with("claude-haiku-4") => (1.0, 5.0),
-        "gpt-5" => (1.25, 10.0),
-        "gpt-5-mini" => (0.25, 2.0),
-        "deepseek-chat" => (0.27, 1.10),
+        _ if m.starts_with("claude-") => 200_000,
+        _ if m.starts_with("gpt-5") => 400_000,
+        _ if m.starts_with("gpt-4.1") => 1_047_576,
+        _ if m.starts_with("gpt-4o") => 128_000,
+        _ if m.starts_with("o3") || m.starts_with("o4") => 200_000,
+        _ if m.starts_with("deepseek") => 128_000,
+        _ if m.starts_with("gemini") => 1_048_576,
         _ => return None,
     })
 }

@@ -12,8 +12,9 @@ use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::openai::truncate;
+use super::prefix::{EncodedPrefix, push_element, with_array};
 use super::sse::SseEvent;
-use super::transport::{Decoder, Transport, encode};
+use super::transport::{Decoder, Transport};
 use super::{
     Completion, Content, EventFn, LlmError, Message, Provider, Request, Role, StopReason,
     StreamEvent, Usage,
@@ -28,6 +29,7 @@ pub(crate) struct Anthropic {
     headers: HeaderMap,
     max_tokens: u32,
     thinking_budget: Option<u32>,
+    sent: EncodedPrefix,
 }
 
 impl Anthropic {
@@ -45,15 +47,31 @@ impl Anthropic {
             headers,
             max_tokens: p.max_tokens,
             thinking_budget: p.thinking_budget,
+            sent: EncodedPrefix::default(),
         }
     }
 
-    fn body<'a>(&'a self, req: &Request<'a>) -> MessagesRequest<'a> {
-        let mut messages: Vec<WireMessage<'a>> =
-            req.messages.iter().filter_map(encode_message).collect();
-        if let Some(last) = messages.last_mut().and_then(|m| m.content.last_mut()) {
-            last.cache_control = Some(EPHEMERAL);
-        }
+    /// The request body: the fields, then the messages, of which only those
+    /// not sent before in this conversation are encoded now (the last one
+    /// always, since it carries the cache breakpoint).
+    fn body(&self, req: &Request<'_>) -> Result<Vec<u8>, LlmError> {
+        let head = serde_json::to_vec(&self.head(req))
+            .map_err(|e| LlmError::Client(format!("cannot encode the request: {e}")))?;
+        let messages = self
+            .sent
+            .join(req.conversation, req.messages, &|m, last, out| {
+                let Some(mut wire) = encode_message(m) else {
+                    return Ok(());
+                };
+                if last && let Some(block) = wire.content.last_mut() {
+                    block.cache_control = Some(EPHEMERAL);
+                }
+                push_element(out, &wire)
+            })?;
+        Ok(with_array(head, "messages", &messages))
+    }
+
+    fn head<'a>(&'a self, req: &Request<'a>) -> MessagesRequest<'a> {
         let count = req.tools.len();
         let tools = req
             .tools
@@ -74,7 +92,6 @@ impl Anthropic {
                 kind: BlockKind::Text { text: req.system },
                 cache_control: Some(EPHEMERAL),
             }],
-            messages,
             tools,
             thinking: self.thinking_budget.map(|budget_tokens| ThinkingConfig {
                 kind: "enabled",
@@ -92,7 +109,6 @@ struct MessagesRequest<'a> {
     max_tokens: u32,
     stream: bool,
     system: [WireBlock<'a>; 1],
-    messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -244,7 +260,7 @@ impl Provider for Anthropic {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Completion, LlmError>> {
         Box::pin(async move {
-            let body = encode(&self.body(&request))?;
+            let body = bytes::Bytes::from(self.body(&request)?);
             let provider = self.transport.provider().to_string();
             let new = move || Box::new(MessagesDecoder::new(provider.clone())) as Box<dyn Decoder>;
             self.transport

@@ -16,7 +16,7 @@ pub enum LlmError {
         provider: String,
         detail: String,
     },
-    #[error("the conversation no longer fits in the context window of `{model}`: start a new session or use a model with a larger context{}", detail_suffix(.detail))]
+    #[error("the conversation no longer fits in the context window of `{model}`, even compacted: set `context_window` in [providers.<id>] to the model's real window, `/compact` with a focus, or use a model with a larger context{}", detail_suffix(.detail))]
     ContextLength { model: String, detail: String },
     #[error("{provider} answered HTTP {status} for {url}{}{}", hint_suffix(.hint), detail_suffix(.detail))]
     Status {
@@ -73,6 +73,12 @@ fn hint_suffix(hint: &str) -> String {
 }
 
 impl LlmError {
+    /// The server says the request is longer than the model's context
+    /// window: compacting the conversation may help.
+    pub fn is_context_overflow(&self) -> bool {
+        matches!(self, LlmError::ContextLength { .. })
+    }
+
     /// Worth another attempt, if nothing was shown yet.
     pub fn is_transient(&self) -> bool {
         match self {

@@ -8,6 +8,7 @@
 mod anthropic;
 mod error;
 mod openai;
+mod prefix;
 pub mod sse;
 mod transport;
 
@@ -99,6 +100,27 @@ pub struct Request<'a> {
     pub system: &'a str,
     pub messages: &'a [Message],
     pub tools: &'a [ToolSpec],
+    /// Which conversation this is, so a client may keep the encoded form of
+    /// messages it already sent instead of encoding them again each trip.
+    /// `None`: encode everything.
+    pub conversation: Option<Conversation>,
+}
+
+/// A conversation whose messages only grow: `epoch` changes whenever its
+/// history is rewritten (compaction, rewind, resume), and between changes
+/// of epoch, messages are only appended (the last may still grow).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Conversation {
+    pub id: u64,
+    pub epoch: u64,
+}
+
+impl Conversation {
+    /// A fresh id, unique in this process.
+    pub fn new_id() -> u64 {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,6 +129,26 @@ pub struct Usage {
     pub output_tokens: u64,
     pub cache_read_tokens: u64,
     pub cache_write_tokens: u64,
+}
+
+/// USD per million tokens of each kind.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Prices {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+}
+
+impl Prices {
+    /// What `u` costs, in USD.
+    pub fn cost(&self, u: &Usage) -> f64 {
+        (u.input_tokens as f64 * self.input
+            + u.output_tokens as f64 * self.output
+            + u.cache_read_tokens as f64 * self.cache_read
+            + u.cache_write_tokens as f64 * self.cache_write)
+            / 1_000_000.0
+    }
 }
 
 impl std::ops::AddAssign for Usage {

@@ -11,8 +11,9 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::prefix::{EncodedPrefix, push_element, with_array};
 use super::sse::SseEvent;
-use super::transport::{Decoder, Transport, encode};
+use super::transport::{Decoder, Transport};
 use super::{
     Completion, Content, EventFn, LlmError, Message, Provider, Request, Role, StopReason,
     StreamEvent, Usage,
@@ -23,6 +24,7 @@ pub(crate) struct OpenAi {
     transport: Transport,
     url: String,
     auth: HeaderMap,
+    sent: EncodedPrefix,
 }
 
 impl OpenAi {
@@ -37,19 +39,42 @@ impl OpenAi {
             transport,
             url: format!("{}/chat/completions", p.base_url),
             auth,
+            sent: EncodedPrefix::default(),
         }
     }
 
-    fn body<'a>(&'a self, req: &Request<'a>) -> ChatRequest<'a> {
-        let mut messages = vec![ChatMessage::System {
-            content: req.system,
-        }];
-        for m in req.messages {
-            encode_message(m, &mut messages);
+    /// The request body: the fields, then the messages, of which only those
+    /// not sent before in this conversation are encoded now.
+    fn body(&self, req: &Request<'_>) -> Result<Vec<u8>, LlmError> {
+        let head = serde_json::to_vec(&self.head(req))
+            .map_err(|e| LlmError::Client(format!("cannot encode the request: {e}")))?;
+        let mut messages = Vec::new();
+        push_element(
+            &mut messages,
+            &ChatMessage::System {
+                content: req.system,
+            },
+        )?;
+        let rest = self
+            .sent
+            .join(req.conversation, req.messages, &|m, _, out| {
+                let mut chat = Vec::new();
+                encode_message(m, &mut chat);
+                for c in &chat {
+                    push_element(out, c)?;
+                }
+                Ok(())
+            })?;
+        if !rest.is_empty() {
+            messages.push(b',');
+            messages.extend_from_slice(&rest);
         }
+        Ok(with_array(head, "messages", &messages))
+    }
+
+    fn head<'a>(&'a self, req: &Request<'a>) -> ChatRequest<'a> {
         ChatRequest {
             model: self.transport.model(),
-            messages,
             stream: true,
             stream_options: StreamOptions {
                 include_usage: true,
@@ -75,7 +100,6 @@ impl OpenAi {
 #[derive(Serialize)]
 struct ChatRequest<'a> {
     model: &'a str,
-    messages: Vec<ChatMessage<'a>>,
     stream: bool,
     stream_options: StreamOptions,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -195,7 +219,7 @@ impl Provider for OpenAi {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Completion, LlmError>> {
         Box::pin(async move {
-            let body = encode(&self.body(&request))?;
+            let body = bytes::Bytes::from(self.body(&request)?);
             let provider = self.transport.provider().to_string();
             let new = move || Box::new(ChatDecoder::new(provider.clone())) as Box<dyn Decoder>;
             self.transport

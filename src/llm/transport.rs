@@ -14,13 +14,6 @@ use super::sse::{SseEvent, SseParser};
 use super::{Completion, EventFn, LlmError, StreamEvent};
 use crate::config::{LlmSettings, ResolvedProvider};
 
-/// Serializes a request body once; every attempt sends the same bytes.
-pub(crate) fn encode(body: &impl serde::Serialize) -> Result<bytes::Bytes, LlmError> {
-    serde_json::to_vec(body)
-        .map(bytes::Bytes::from)
-        .map_err(|e| LlmError::Client(format!("cannot encode the request: {e}")))
-}
-
 /// Turns one protocol's SSE events into stream events and a [`Completion`].
 pub(crate) trait Decoder: Send {
     /// Handles one event; returns `true` once the protocol's final event came.

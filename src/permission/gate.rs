@@ -176,6 +176,20 @@ struct State {
     next_id: u64,
     waiting: usize,
     rules: RuleSet,
+    decisions: Vec<DecisionRecord>,
+}
+
+/// A decision on one call, for the session log: what was decided, by whom
+/// or what, and what it covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecisionRecord {
+    pub call_id: String,
+    pub tool: String,
+    /// `allow` or `deny`.
+    pub decision: String,
+    /// `person (once)`, `rule ...`, `--yolo`, `hook`, `nobody to ask`...
+    pub by: String,
+    pub scope: String,
 }
 
 struct Shared {
@@ -396,16 +410,36 @@ impl Gate {
         cancel: &CancellationToken,
     ) -> Result<(), Denial> {
         let judgment = self.judge(facts, call_id);
+        let mut by = match &judgment.rule {
+            Some(r) => format!("rule `{}` ({} list in {})", r.rule, r.list, r.source),
+            None => judgment.why.clone(),
+        };
         let outcome = match judgment.decision {
             Decision::Allow => Ok(()),
             Decision::Deny => Err(Denial(self.deny_message(facts, &judgment))),
-            Decision::Ask => self.ask(facts, call_id, &judgment, cancel).await,
+            Decision::Ask => {
+                let (outcome, who) = self.ask(facts, call_id, &judgment, cancel).await;
+                by = who;
+                outcome
+            }
         };
         // A hook's word is about this very call, whatever was decided.
         let mut state = self.shared.lock();
         state.hook_approved.remove(call_id);
         state.hook_asked.remove(call_id);
+        state.decisions.push(DecisionRecord {
+            call_id: call_id.to_string(),
+            tool: facts.tool.clone(),
+            decision: if outcome.is_ok() { "allow" } else { "deny" }.into(),
+            by,
+            scope: facts.scope.describe(&self.workspace),
+        });
         outcome
+    }
+
+    /// Decisions made since the last call, oldest first.
+    pub fn take_decisions(&self) -> Vec<DecisionRecord> {
+        std::mem::take(&mut self.shared.lock().decisions)
     }
 
     fn deny_message(&self, facts: &CallFacts, j: &Judgment) -> String {
@@ -434,12 +468,28 @@ impl Gate {
         }
     }
 
+    /// Asks the person; returns the outcome and who decided, in words.
     async fn ask(
         &self,
         facts: &CallFacts,
         call_id: &str,
         judgment: &Judgment,
         cancel: &CancellationToken,
+    ) -> (Result<(), Denial>, String) {
+        let mut who = String::from("cancelled before an answer");
+        let outcome = self
+            .ask_inner(facts, call_id, judgment, cancel, &mut who)
+            .await;
+        (outcome, who)
+    }
+
+    async fn ask_inner(
+        &self,
+        facts: &CallFacts,
+        call_id: &str,
+        judgment: &Judgment,
+        cancel: &CancellationToken,
+        who: &mut String,
     ) -> Result<(), Denial> {
         let cancelled = || Denial("The call was cancelled before the person answered.".into());
         self.shared.lock().waiting += 1;
@@ -456,6 +506,7 @@ impl Gate {
         if judgment.cacheable {
             let again = self.judge(facts, call_id);
             if again.decision == Decision::Allow {
+                *who = format!("{} (granted while it waited)", again.why);
                 return Ok(());
             }
         }
@@ -498,6 +549,14 @@ impl Gate {
         };
         // Only the winning answer reaches this point, so only it records grants.
         let rememberable = !high && judgment.cacheable;
+        *who = match &answer {
+            Answer::AllowOnce => "person: once".into(),
+            Answer::AllowSession => "person: for this session".into(),
+            Answer::AllowAlways => "person: always".into(),
+            Answer::Deny { reason: None } => "person: deny".into(),
+            Answer::Deny { reason: Some(r) } => format!("person: deny ({r})"),
+            Answer::Unavailable { .. } => "nobody to ask".into(),
+        };
         match answer {
             Answer::AllowOnce => Ok(()),
             Answer::AllowSession => {

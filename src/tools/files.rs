@@ -7,7 +7,6 @@ use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use similar::{ChangeTag, TextDiff};
@@ -154,48 +153,6 @@ impl FileLocks {
             Arc::clone(map.entry(path.to_path_buf()).or_default())
         };
         lock.lock_owned().await
-    }
-}
-
-/// The previous content of every file this session changed, on disk, for
-/// undo: `<dir>/<seq>.prev` plus a line in `<dir>/index.jsonl`.
-pub struct FileHistory {
-    dir: Option<PathBuf>,
-    seq: AtomicU64,
-}
-
-impl FileHistory {
-    pub fn new(dir: Option<PathBuf>) -> FileHistory {
-        FileHistory {
-            dir,
-            seq: AtomicU64::new(0),
-        }
-    }
-
-    /// Keeps `path`'s current content, if it exists, before it is replaced.
-    /// A hard link costs nothing and stays valid because every write here
-    /// renames a new file over the old one; across file systems, a copy.
-    pub fn record(&self, path: &Path, existed: bool) -> std::io::Result<()> {
-        let Some(dir) = &self.dir else { return Ok(()) };
-        std::fs::create_dir_all(dir)?;
-        let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
-        if existed {
-            let keep = dir.join(format!("{seq}.prev"));
-            if std::fs::hard_link(path, &keep).is_err() {
-                std::fs::copy(path, &keep)?;
-            }
-        }
-        let line = serde_json::json!({
-            "seq": seq,
-            "path": path,
-            "existed": existed,
-            "time": time::OffsetDateTime::now_utc().unix_timestamp(),
-        });
-        let mut index = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join("index.jsonl"))?;
-        writeln!(index, "{line}")
     }
 }
 
@@ -352,11 +309,14 @@ pub fn commit(
     bytes: &[u8],
 ) -> Result<(), ToolError> {
     let shown = ctx.workspace.display(path);
-    if let Err(e) = ctx.history.record(path, previous.is_some()) {
-        return Err(ToolError::new(format!(
-            "could not save the previous content of `{shown}` to the file history ({e}); nothing was written"
-        )));
-    }
+    let seq = match ctx.history.record(path, previous.is_some()) {
+        Ok(seq) => seq,
+        Err(e) => {
+            return Err(ToolError::new(format!(
+                "could not save the previous content of `{shown}` to the file history ({e}); nothing was written"
+            )));
+        }
+    };
     write_atomic(
         Some(ctx.workspace.root()),
         path,
@@ -364,6 +324,12 @@ pub fn commit(
         previous.and_then(|o| o.mode),
     )
     .map_err(|e| ToolError::new(format!("could not write `{shown}`: {e}")))?;
+    // Only a change that landed is one undo may reverse.
+    if let Err(e) = ctx.history.landed(seq, Some(bytes)) {
+        crate::session::log(&format!(
+            "could not record a change of {shown} in the file history: {e}"
+        ));
+    }
     if let Ok(meta) = std::fs::metadata(path) {
         ctx.tracker.record(path, FileStamp::of(&meta, bytes));
     }

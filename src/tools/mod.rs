@@ -12,6 +12,7 @@ mod files;
 pub use files::read_project_file;
 mod glob;
 mod grep;
+pub mod history;
 mod jobs;
 mod ls;
 mod lsp_tools;
@@ -140,7 +141,7 @@ pub struct ToolContext {
     /// The session's language servers, when any are configured.
     pub lsp: Option<Arc<crate::lsp::LspManager>>,
     /// Previous contents of changed files (for undo).
-    pub history: Arc<files::FileHistory>,
+    pub history: Arc<history::FileHistory>,
     /// The model's task list (`todos`).
     pub todos: Arc<todos::TodoList>,
     /// Runs sub-agents (`agent`); `None` inside a sub-agent.
@@ -166,7 +167,7 @@ impl ToolContext {
             jobs: Arc::default(),
             locks: Arc::default(),
             lsp: None,
-            history: Arc::new(files::FileHistory::new(None)),
+            history: Arc::new(history::FileHistory::new(None)),
             todos: Arc::default(),
             delegate: None,
             progress: Progress::default(),
@@ -220,7 +221,7 @@ impl ToolContext {
 
     /// Keeps previous file contents under `dir`.
     pub fn with_history(mut self, dir: std::path::PathBuf) -> ToolContext {
-        self.history = Arc::new(files::FileHistory::new(Some(dir)));
+        self.history = Arc::new(history::FileHistory::new(Some(dir)));
         self
     }
 

@@ -47,20 +47,56 @@ impl FileStamp {
 
 #[derive(Debug, Default)]
 pub struct ReadTracker {
-    reads: Mutex<HashMap<PathBuf, FileStamp>>,
+    reads: Mutex<Reads>,
+}
+
+#[derive(Debug, Default)]
+struct Reads {
+    /// Each file's stamp and the version at which it was recorded.
+    files: HashMap<PathBuf, (FileStamp, u64)>,
+    version: u64,
 }
 
 impl ReadTracker {
     /// Records a read of `path` (canonical).
     pub fn record(&self, path: &Path, stamp: FileStamp) {
-        self.lock().insert(path.to_path_buf(), stamp);
+        let mut r = self.lock();
+        r.version += 1;
+        let v = r.version;
+        r.files.insert(path.to_path_buf(), (stamp, v));
     }
 
     pub fn last_read(&self, path: &Path) -> Option<FileStamp> {
-        self.lock().get(path).copied()
+        self.lock().files.get(path).map(|(s, _)| *s)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, FileStamp>> {
+    /// The model must read `path` again before changing it.
+    pub fn forget(&self, path: &Path) {
+        self.lock().files.remove(path);
+    }
+
+    /// Files recorded after version `since`, newest first, and the
+    /// version now.
+    pub fn since(&self, since: u64) -> (Vec<(PathBuf, FileStamp)>, u64) {
+        let r = self.lock();
+        let mut newer: Vec<(&PathBuf, &(FileStamp, u64))> =
+            r.files.iter().filter(|(_, (_, v))| *v > since).collect();
+        newer.sort_by_key(|(_, (_, v))| std::cmp::Reverse(*v));
+        (
+            newer
+                .into_iter()
+                .map(|(p, (s, _))| (p.clone(), *s))
+                .collect(),
+            r.version,
+        )
+    }
+
+    /// Keeps only the files `keep` says yes to.
+    pub fn retain(&self, keep: &dyn Fn(&Path) -> bool) {
+        self.lock().files.retain(|p, _| keep(p));
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Reads> {
         // A panic while holding this lock cannot leave the map half-updated
         // (single insert/get), so a poisoned lock is still consistent.
         self.reads.lock().unwrap_or_else(|p| p.into_inner())

@@ -29,6 +29,33 @@ pub enum UiEvent {
     Servers(Vec<(String, String)>),
     Approval(ApprovalRequest, Responder),
     TurnDone(Result<(), String>),
+    /// A prompt of a resumed session, shown as sent.
+    User(String),
+    /// The transcript starts over (another session was resumed).
+    Reset,
+    /// Sessions of this project to pick one from: (id, label).
+    Picker(Vec<(String, String)>),
+    /// The session now shown.
+    Session(String),
+}
+
+/// The list `/resume` (or `agent --resume`) offers; typing filters it.
+pub struct Picker {
+    items: Vec<(String, String)>,
+    filter: String,
+    selected: usize,
+}
+
+impl Picker {
+    fn shown(&self) -> Vec<&(String, String)> {
+        let f = self.filter.to_lowercase();
+        self.items
+            .iter()
+            .filter(|(id, label)| {
+                f.is_empty() || label.to_lowercase().contains(&f) || id.starts_with(&f)
+            })
+            .collect()
+    }
 }
 
 /// What the UI asks of the agent side.
@@ -42,14 +69,32 @@ pub enum Command {
     SetModel(String),
     /// Edit the draft in `$VISUAL`/`$EDITOR` (handled by the event loop).
     Editor,
+    /// `/compact [focus]`.
+    Compact(Option<String>),
+    /// `/undo [force]`, `/redo [force]`.
+    Undo {
+        redo: bool,
+        force: bool,
+    },
+    /// `/rewind [N] [code|chat|both]`: list turns, or go back to before N.
+    Rewind(Option<(u32, String)>),
+    /// The sessions of this project, for the picker.
+    ListSessions,
+    Resume(String),
+    /// `/status`, `/cost`.
+    Status,
+    Cost,
     Quit,
 }
 
 pub struct Status {
     pub provider: String,
     pub model: String,
-    /// USD per million (input, output) tokens, when known.
-    pub prices: Option<(f64, f64)>,
+    /// USD per million tokens, when known.
+    pub prices: Option<crate::llm::Prices>,
+    /// Estimated tokens of the next request, and the model's window.
+    pub context: Option<(u64, u64)>,
+    pub session: String,
     /// Language servers and their state.
     pub servers: Vec<(String, String)>,
     pub yolo: bool,
@@ -77,14 +122,18 @@ pub struct App {
     pub theme: Theme,
     pub commands: Vec<Command>,
     pub quit: bool,
+    picker: Option<Picker>,
 }
 
-const SLASH: &[&str] = &["/help", "/clear", "/yolo", "/model ", "/quit"];
+const SLASH: &[&str] = &[
+    "/help", "/clear", "/compact", "/cost", "/init", "/model ", "/quit", "/redo", "/resume",
+    "/rewind", "/status", "/undo", "/yolo",
+];
 
 const HELP: &str = "Keys: Enter sends · Shift+Enter, Alt+Enter or Ctrl+J: new line · Up/Down: earlier prompts · Esc: interrupt the turn · Ctrl+C: clear, twice: quit · PgUp/PgDn, Home/End, mouse wheel: scroll · Ctrl+O: expand tool output\n\
 Approvals: y once · a for this session · p always (saved to .agent/config.toml) · n deny, then type a reason (Enter sends, Esc none)\n\
 Ctrl+G: edit the draft in $VISUAL/$EDITOR\n\
-Commands: /help · /clear (new conversation) · /yolo (toggle asking) · /model NAME · /quit";
+Commands: /help · /clear (new conversation) · /resume [ID] (an earlier session) · /compact [focus] (summarize to free context) · /undo [force], /redo (the files of the last turn) · /rewind [N] [code|chat|both] · /status · /cost · /init (write AGENTS.md) · /yolo (toggle asking) · /model NAME · /quit";
 
 impl App {
     pub fn new(status: Status, theme: Theme) -> App {
@@ -105,6 +154,7 @@ impl App {
             theme,
             commands: Vec::new(),
             quit: false,
+            picker: None,
         }
     }
 
@@ -169,6 +219,51 @@ impl App {
                 }
             }
             "quit" | "exit" => self.quit = true,
+            "compact" => {
+                let focus = cmd.split_once(' ').map(|(_, f)| f.trim().to_string());
+                if self.working.is_some() {
+                    self.notice(
+                        "/compact waits for the running turn; try again when it ends.",
+                        true,
+                    );
+                } else {
+                    self.working = Some(Instant::now());
+                    self.commands
+                        .push(Command::Compact(focus.filter(|f| !f.is_empty())));
+                }
+            }
+            w @ ("undo" | "redo") => {
+                let force = cmd.split_whitespace().nth(1) == Some("force");
+                self.commands.push(Command::Undo {
+                    redo: w == "redo",
+                    force,
+                });
+            }
+            "rewind" => {
+                let mut words = cmd.split_whitespace().skip(1);
+                match words.next().map(str::parse::<u32>) {
+                    None => self.commands.push(Command::Rewind(None)),
+                    Some(Ok(n)) => {
+                        let what = words.next().unwrap_or("both").to_string();
+                        if matches!(what.as_str(), "code" | "chat" | "both") {
+                            self.commands.push(Command::Rewind(Some((n, what))));
+                        } else {
+                            self.notice("/rewind N code|chat|both", true);
+                        }
+                    }
+                    Some(Err(_)) => self.notice(
+                        "/rewind takes a turn number; /rewind alone lists them",
+                        true,
+                    ),
+                }
+            }
+            "resume" => match cmd.split_whitespace().nth(1) {
+                Some(id) => self.commands.push(Command::Resume(id.to_string())),
+                None => self.commands.push(Command::ListSessions),
+            },
+            "status" => self.commands.push(Command::Status),
+            "cost" => self.commands.push(Command::Cost),
+            "init" => self.submit(include_str!("../../templates/init.md").trim().to_string()),
             "model" => match cmd.split_whitespace().nth(1) {
                 Some(name) => {
                     self.status.model = name.to_string();
@@ -223,7 +318,88 @@ impl App {
                     self.commands.push(Command::Send(next));
                 }
             }
+            UiEvent::User(text) => self.push(UserCell {
+                text,
+                queued: false,
+            }),
+            UiEvent::Reset => {
+                self.cells.clear();
+                self.tools.clear();
+                self.usage = Usage::default();
+            }
+            UiEvent::Picker(items) => {
+                if items.is_empty() {
+                    self.notice("No earlier sessions in this project.", false);
+                } else {
+                    self.picker = Some(Picker {
+                        items,
+                        filter: String::new(),
+                        selected: 0,
+                    });
+                }
+            }
+            UiEvent::Session(id) => self.status.session = id,
         }
+    }
+
+    /// Keys while the session list is open: typing filters, arrows move,
+    /// Enter resumes, Esc closes.
+    fn picker_key(&mut self, key: KeyEvent) {
+        let Some(p) = &mut self.picker else { return };
+        let count = p.shown().len();
+        match key.code {
+            KeyCode::Esc => self.picker = None,
+            KeyCode::Up => p.selected = p.selected.saturating_sub(1),
+            KeyCode::Down => p.selected = (p.selected + 1).min(count.saturating_sub(1)),
+            KeyCode::Enter => {
+                if let Some((id, _)) = p.shown().get(p.selected) {
+                    let id = id.clone();
+                    self.picker = None;
+                    self.commands.push(Command::Resume(id));
+                }
+            }
+            KeyCode::Backspace => {
+                p.filter.pop();
+                p.selected = 0;
+            }
+            KeyCode::Char(c) => {
+                p.filter.push(c);
+                p.selected = 0;
+            }
+            _ => {}
+        }
+    }
+
+    fn draw_picker(&self, f: &mut Frame<'_>, area: Rect) {
+        let Some(p) = &self.picker else { return };
+        let shown = p.shown();
+        let height = (shown.len() as u16 + 3).min(area.height);
+        let rect = Rect {
+            x: area.x,
+            y: area.y + area.height - height,
+            width: area.width,
+            height,
+        };
+        let rows = height.saturating_sub(3) as usize;
+        let first = p.selected.saturating_sub(rows.saturating_sub(1));
+        let mut lines = vec![Line::from(format!("filter: {}", p.filter))];
+        for (i, (_, label)) in shown.iter().enumerate().skip(first).take(rows) {
+            let style = if i == p.selected {
+                Style::default().add_modifier(Modifier::REVERSED)
+            } else {
+                Style::default()
+            };
+            lines.push(Line::from(Span::styled(label.clone(), style)));
+        }
+        f.render_widget(ratatui::widgets::Clear, rect);
+        f.render_widget(
+            Paragraph::new(lines).block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .title(" resume a session — type to filter, Enter resumes, Esc closes "),
+            ),
+            rect,
+        );
     }
 
     fn next_dialog(&mut self) {
@@ -347,6 +523,25 @@ impl App {
                 }
             }
             AgentEvent::Usage { total, .. } => self.usage = total,
+            AgentEvent::Context { tokens, window } => self.status.context = Some((tokens, window)),
+            AgentEvent::Compacted {
+                before,
+                after,
+                truncated,
+                reason,
+            } => {
+                if truncated {
+                    self.notice(
+                        &format!("Context full: the oldest turns were dropped (~{before} → ~{after} tokens); a summary could not be made: {reason}"),
+                        true,
+                    );
+                } else {
+                    self.notice(
+                        &format!("Compacted the conversation (~{before} → ~{after} tokens): a summary replaces the older turns; the full history stays in the session log."),
+                        false,
+                    );
+                }
+            }
         }
     }
 
@@ -378,6 +573,11 @@ impl App {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if key.code != KeyCode::Char('c') || !ctrl {
             self.ctrl_c = false;
+        }
+        if self.picker.is_some() && self.dialog.is_none() {
+            self.picker_key(key);
+            self.last_key = Some(now);
+            return;
         }
         if key.code == KeyCode::Esc && self.dialog.as_ref().is_none_or(|d| d.reason.is_none()) {
             if self.working.is_some() {
@@ -506,6 +706,7 @@ impl App {
             f.set_cursor_position((input.x + 1 + col as u16, input.y + 1 + (row - top) as u16));
         }
         f.render_widget(Paragraph::new(self.status_line(now)), status);
+        self.draw_picker(f, transcript);
         if let Some(d) = &self.dialog {
             d.draw(f, transcript, &self.theme, self.approvals.len(), now);
         }
@@ -587,14 +788,17 @@ impl App {
             k(u.input_tokens + u.cache_read_tokens + u.cache_write_tokens),
             k(u.output_tokens)
         )));
-        if let Some((input, output)) = self.status.prices {
-            // Cache reads bill at about a tenth of input, cache writes a quarter more.
-            let cost = (u.input_tokens as f64 * input
-                + u.cache_read_tokens as f64 * input * 0.1
-                + u.cache_write_tokens as f64 * input * 1.25
-                + u.output_tokens as f64 * output)
-                / 1e6;
-            spans.push(Span::raw(format!("${cost:.4} ")));
+        if let Some(prices) = self.status.prices {
+            spans.push(Span::raw(format!("${:.4} ", prices.cost(u))));
+        }
+        if let Some((tokens, window)) = self.status.context {
+            let pct = (tokens * 100 / window.max(1)).min(999);
+            let color = if pct >= 80 {
+                Color::Yellow
+            } else {
+                Color::DarkGray
+            };
+            spans.push(Span::styled(format!("context {pct}% "), t.fg(color)));
         }
         for (name, state) in &self.status.servers {
             let (mark, color) = if state == "running" {

@@ -22,13 +22,22 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 pub use app::{App, Command, Status, UiEvent};
+
+/// How the interface starts: a first prompt, a session to continue, or the
+/// list of sessions to pick from.
+pub struct Start {
+    pub first: Option<String>,
+    pub resume: Option<crate::session::Loaded>,
+    pub pick: bool,
+}
 pub use cells::Theme;
 
 use crate::agent::{Session, TurnError};
 use crate::config::Config;
-use crate::headless::new_session_with;
+use crate::headless::{ModelFacts, new_session_with};
 use crate::llm::Provider;
 use crate::permission::{ApprovalRequest, Approver, Responder};
+use crate::session::Entry;
 
 /// At most one frame per this long.
 const FRAME: Duration = Duration::from_millis(16);
@@ -88,8 +97,8 @@ fn restore() {
 pub async fn run(
     config: &Config,
     provider: Arc<dyn Provider>,
-    prices: Option<(f64, f64)>,
-    first: Option<String>,
+    facts: ModelFacts,
+    start: Start,
 ) -> anyhow::Result<u8> {
     let (ui_tx, mut ui_rx) = mpsc::unbounded_channel::<UiEvent>();
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel::<Command>();
@@ -97,7 +106,15 @@ pub async fn run(
         let (p, m) = provider.describe();
         (p.to_string(), m.to_string())
     };
-    let agent = tokio::spawn(agent_task(config.clone(), provider, ui_tx.clone(), cmd_rx));
+    let first = start.first.clone();
+    let agent = tokio::spawn(agent_task(
+        config.clone(),
+        provider,
+        facts,
+        start,
+        ui_tx.clone(),
+        cmd_rx,
+    ));
 
     // A panic's message goes to the log, not over the screen; a panic that
     // escapes unwinds through the guard, which restores the terminal. A
@@ -117,7 +134,9 @@ pub async fn run(
     let status = Status {
         provider: provider_id,
         model,
-        prices,
+        prices: facts.prices,
+        context: None,
+        session: String::new(),
         servers: Vec::new(),
         yolo: config.yolo(),
         sandbox: config.sandbox().mode.to_string(),
@@ -201,7 +220,13 @@ pub async fn run(
     }
     let _ = cmd_tx.send(Command::Quit);
     drop(terminal);
-    let _ = tokio::time::timeout(Duration::from_secs(3), agent).await;
+    drop(_guard);
+    // The alternate screen took the transcript away: say how to get back.
+    if let Ok(Ok(Some(id))) = tokio::time::timeout(Duration::from_secs(3), agent).await {
+        println!(
+            "agent: session {id} is saved; `agent --resume {id}` (or `agent -c` here) continues it."
+        );
+    }
     Ok(0)
 }
 
@@ -266,19 +291,130 @@ fn watch_servers(session: &Session, ui: &mpsc::UnboundedSender<UiEvent>) -> Canc
     stop
 }
 
-/// Owns the session: runs one turn at a time as the UI asks.
+/// The transcript of a resumed session as the UI draws a live one.
+fn replay(session: &Session, entries: &[Entry]) -> Vec<UiEvent> {
+    let surface = session.surface();
+    let mut out = Vec::new();
+    for e in entries {
+        match e {
+            Entry::User { text, .. } => out.push(UiEvent::User(text.clone())),
+            Entry::Assistant { message } => {
+                let text = message.text();
+                if !text.is_empty() {
+                    out.push(UiEvent::Agent(crate::agent::AgentEvent::TextDelta { text }));
+                }
+                for c in &message.content {
+                    if let crate::llm::Content::ToolCall {
+                        id,
+                        name,
+                        arguments,
+                    } = c
+                    {
+                        let call = crate::tools::ToolCall {
+                            id: id.clone(),
+                            name: name.clone(),
+                            arguments: arguments.clone(),
+                        };
+                        out.push(UiEvent::Agent(crate::agent::AgentEvent::ToolCall {
+                            summary: surface.summary(&call),
+                            preview: surface.preview(name),
+                            id: id.clone(),
+                            name: name.clone(),
+                            arguments: arguments.clone(),
+                        }));
+                    }
+                }
+            }
+            Entry::ToolResult {
+                call_id,
+                name,
+                content,
+                is_error,
+                diff,
+                denied,
+            } => out.push(UiEvent::Agent(crate::agent::AgentEvent::ToolResult {
+                id: call_id.clone(),
+                name: name.clone(),
+                content: content.clone(),
+                is_error: *is_error,
+                diff: diff.clone(),
+                denied: *denied,
+                notices: Vec::new(),
+            })),
+            Entry::Compaction {
+                before,
+                after,
+                truncated,
+                ..
+            } => out.push(UiEvent::Agent(crate::agent::AgentEvent::Compacted {
+                before: *before,
+                after: *after,
+                truncated: *truncated,
+                reason: String::new(),
+            })),
+            Entry::Undo { files, redo, .. } => out.push(UiEvent::Notice(
+                format!(
+                    "{} {} file(s)",
+                    if *redo { "Redid" } else { "Undid" },
+                    files.len()
+                ),
+                false,
+            )),
+            Entry::TurnEnd { outcome, .. } if outcome != "done" => {
+                out.push(UiEvent::Notice(outcome.clone(), true))
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Owns the session: runs one turn at a time as the UI asks. Returns the
+/// session's id when it has something saved.
 async fn agent_task(
     config: Config,
     provider: Arc<dyn Provider>,
+    facts: ModelFacts,
+    start: Start,
     ui: mpsc::UnboundedSender<UiEvent>,
     mut commands: mpsc::UnboundedReceiver<Command>,
-) {
+) -> Option<String> {
     let root_cancel = CancellationToken::new();
     let approver = Arc::new(TuiApprover { tx: ui.clone() });
-    let new_session = |provider: Arc<dyn Provider>| {
-        new_session_with(&config, provider, approver.clone(), &root_cancel)
+    let mut facts = facts;
+    let new_session = |provider: Arc<dyn Provider>,
+                       facts: ModelFacts,
+                       resume: Option<&crate::session::Loaded>| {
+        new_session_with(
+            &config,
+            provider,
+            facts,
+            approver.clone(),
+            &root_cancel,
+            resume,
+        )
     };
-    let mut session = new_session(provider.clone());
+    let mut session = new_session(provider.clone(), facts, start.resume.as_ref());
+    let _ = ui.send(UiEvent::Session(session.id.clone()));
+    if let Some(loaded) = &start.resume {
+        for ev in replay(&session, &loaded.entries) {
+            let _ = ui.send(ev);
+        }
+        for w in &loaded.warnings {
+            let _ = ui.send(UiEvent::Notice(w.clone(), true));
+        }
+        let _ = ui.send(UiEvent::Notice(
+            format!(
+                "Resumed session {} ({} turns).",
+                session.id,
+                session.turns()
+            ),
+            false,
+        ));
+    }
+    if start.pick {
+        let _ = ui.send(UiEvent::Picker(session_items(&config)));
+    }
     let mut watching = watch_servers(&session, &ui);
     // Changes made outside the agent show up as notices.
     if let Some(lsp) = &session.surface().context().lsp {
@@ -343,7 +479,6 @@ async fn agent_task(
                         }
                     }
                 };
-                save(&config, &session);
                 let _ = ui.send(UiEvent::Servers(server_status(session.surface()).await));
                 let done = match result {
                     Ok(_) | Err(TurnError::Cancelled) => Ok(()),
@@ -352,11 +487,158 @@ async fn agent_task(
                 let _ = ui.send(UiEvent::TurnDone(done));
             }
             Command::Clear => {
-                save(&config, &session);
                 // The old session's MCP servers stop with it.
                 watching.cancel();
-                session = new_session(provider.clone());
+                session = new_session(provider.clone(), facts, None);
+                let _ = ui.send(UiEvent::Session(session.id.clone()));
                 watching = watch_servers(&session, &ui);
+            }
+            Command::Resume(id) => {
+                let found = crate::session::list::find(&config.paths.data_dir, &id)
+                    .map_err(|e| e.to_string())
+                    .and_then(|s| crate::session::store::load(&s.path).map_err(|e| e.to_string()));
+                match found {
+                    Ok(loaded) => {
+                        watching.cancel();
+                        session = new_session(provider.clone(), facts, Some(&loaded));
+                        let _ = ui.send(UiEvent::Reset);
+                        let _ = ui.send(UiEvent::Session(session.id.clone()));
+                        for ev in replay(&session, &loaded.entries) {
+                            let _ = ui.send(ev);
+                        }
+                        for w in &loaded.warnings {
+                            let _ = ui.send(UiEvent::Notice(w.clone(), true));
+                        }
+                        let _ = ui.send(UiEvent::Notice(
+                            format!(
+                                "Resumed session {} ({} turns).",
+                                session.id,
+                                session.turns()
+                            ),
+                            false,
+                        ));
+                        watching = watch_servers(&session, &ui);
+                    }
+                    Err(e) => {
+                        let _ = ui.send(UiEvent::Notice(format!("cannot resume: {e}"), true));
+                    }
+                }
+            }
+            Command::ListSessions => {
+                let _ = ui.send(UiEvent::Picker(session_items(&config)));
+            }
+            Command::Compact(focus) => {
+                let tx = ui.clone();
+                let on_event = move |ev| {
+                    let _ = tx.send(UiEvent::Agent(ev));
+                };
+                let turn = CancellationToken::new();
+                let r = session
+                    .compact_now(focus.as_deref(), &on_event, &turn)
+                    .await
+                    .map_err(|e| e.to_string());
+                let (tokens, window) = session.context();
+                let _ = ui.send(UiEvent::Agent(crate::agent::AgentEvent::Context {
+                    tokens,
+                    window,
+                }));
+                let _ = ui.send(UiEvent::TurnDone(r));
+            }
+            Command::Undo { redo, force } => {
+                let text = undo(&config, &session, 1, redo, force);
+                let _ = ui.send(UiEvent::Notice(text.0, text.1));
+            }
+            Command::Rewind(None) => {
+                let points = session.rewind_points();
+                let text = if points.is_empty() {
+                    "No turn to rewind to (turns before a compaction or a resume cannot be rewound).".to_string()
+                } else {
+                    let mut t =
+                        String::from("Rewind with /rewind N [code|chat|both] (default both):\n");
+                    for (n, prompt) in points {
+                        t.push_str(&format!(
+                            "  {n}  {}\n",
+                            crate::session::list::title(&prompt)
+                        ));
+                    }
+                    t
+                };
+                let _ = ui.send(UiEvent::Notice(text, false));
+            }
+            Command::Rewind(Some((n, what))) => {
+                let mut notes = Vec::new();
+                let mut failed = false;
+                if what != "chat" {
+                    let turns = session.turns().saturating_sub(n) + 1;
+                    let (text, err) = undo(&config, &session, turns, false, false);
+                    failed = err;
+                    notes.push(text);
+                }
+                if what != "code" && !failed {
+                    match session.rewind(n) {
+                        Some(prompt) => {
+                            notes.push(format!("The conversation is back to before turn {n}; its prompt was:\n{prompt}"));
+                        }
+                        None => notes.push(format!(
+                            "Turn {n} cannot be rewound to (/rewind lists the turns that can)."
+                        )),
+                    }
+                }
+                let _ = ui.send(UiEvent::Notice(notes.join("\n"), failed));
+            }
+            Command::Status => {
+                let (p, m) = session.provider().describe();
+                let (tokens, window) = session.context();
+                let rules = config.rule_set();
+                let files = crate::agent::instructions_files(
+                    &config.workspace,
+                    Some(&crate::headless::global_instructions(&config)),
+                    &|p| rules.denies_read(p),
+                );
+                let mut t = format!(
+                    "session {}\nlog {}\nmodel {p} · {m}\ncontext ~{tokens} of {window} tokens ({}%)\nturns {}, tool calls {}\ninstructions: {}",
+                    session.id,
+                    crate::session::log_path(&config.paths.data_dir, &session.id).display(),
+                    tokens * 100 / window.max(1),
+                    session.turns(),
+                    session.tool_calls(),
+                    if files.is_empty() {
+                        "none".to_string()
+                    } else {
+                        files
+                            .iter()
+                            .map(|(p, _)| p.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                );
+                if let Some(e) = session.log().and_then(|l| l.error()) {
+                    t.push_str(&format!("\n{e}"));
+                }
+                let _ = ui.send(UiEvent::Notice(t, false));
+            }
+            Command::Cost => {
+                let mut t = String::from("Cost of this session (sub-agents included):\n");
+                for m in session.usage_by_model() {
+                    let u = m.usage;
+                    t.push_str(&format!(
+                        "  {} · {}: {} in, {} out, {} cache read, {} cache write: {}\n",
+                        m.provider,
+                        m.model,
+                        u.input_tokens,
+                        u.output_tokens,
+                        u.cache_read_tokens,
+                        u.cache_write_tokens,
+                        m.cost.map(|c| format!("${c:.4}")).unwrap_or_else(|| {
+                            "price unknown (set input_price/output_price in [providers.<id>])"
+                                .into()
+                        })
+                    ));
+                }
+                if let Some(c) = session.cost() {
+                    t.push_str(&format!("  total: ${c:.4}"));
+                }
+                let _ = ui.send(UiEvent::Notice(t, false));
             }
             Command::SetYolo(on) => session.surface().gate().set_yolo(on),
             Command::SetModel(model) => {
@@ -369,9 +651,16 @@ async fn agent_task(
                     .with_overrides(overrides)
                     .resolve_provider(&|n| std::env::var(n).ok())
                     .map_err(|e| e.to_string())
-                    .and_then(|p| crate::llm::connect(&p, &config.llm).map_err(|e| e.to_string()));
+                    .and_then(|p| {
+                        crate::llm::connect(&p, &config.llm)
+                            .map(|c| (c, ModelFacts::of(&p)))
+                            .map_err(|e| e.to_string())
+                    });
                 match switched {
-                    Ok(p) => session.set_provider(p),
+                    Ok((p, f)) => {
+                        facts = f;
+                        session.set_provider(p, f.window, f.prices);
+                    }
                     Err(e) => {
                         let _ = ui.send(UiEvent::Notice(
                             format!("cannot switch to model {model}: {e}"),
@@ -384,7 +673,6 @@ async fn agent_task(
             Command::Quit => break,
         }
     }
-    save(&config, &session);
     watching.cancel();
     if let Some(lsp) = session.surface().context().lsp.clone() {
         let _ = tokio::time::timeout(Duration::from_secs(2), lsp.shutdown_all()).await;
@@ -393,23 +681,73 @@ async fn agent_task(
         let _ = tokio::time::timeout(Duration::from_secs(2), mcp.shutdown()).await;
     }
     root_cancel.cancel();
+    (!session.messages().is_empty()).then(|| session.id.clone())
 }
 
-fn save(config: &Config, session: &Session) {
-    if session.messages().is_empty() {
-        return;
-    }
-    let (provider, model) = session.provider().describe();
-    let t = crate::session::Transcript {
-        id: &session.id,
-        provider,
-        model,
-        cwd: &config.workspace,
-        usage: session.usage(),
-        messages: session.messages(),
+/// This project's sessions for the picker: (id, "time · turns · title").
+fn session_items(config: &Config) -> Vec<(String, String)> {
+    let root = crate::session::store::project_root(&config.workspace);
+    crate::session::list::list(&config.paths.data_dir, Some(&root))
+        .into_iter()
+        .map(|s| {
+            let when = time::OffsetDateTime::from_unix_timestamp(s.updated)
+                .map(|t| {
+                    format!(
+                        "{:02}-{:02} {:02}:{:02}",
+                        t.month() as u8,
+                        t.day(),
+                        t.hour(),
+                        t.minute()
+                    )
+                })
+                .unwrap_or_default();
+            let label = format!(
+                "{when}  {:>3} turns  {}  {}",
+                s.turns,
+                s.title,
+                &s.id[..s.id.len().min(8)]
+            );
+            (s.id, label)
+        })
+        .collect()
+}
+
+/// `/undo`, `/redo`, the code part of `/rewind`: the notice to show and
+/// whether it is an error. Files changed since are never overwritten
+/// without `force`.
+fn undo(config: &Config, session: &Session, turns: u32, redo: bool, force: bool) -> (String, bool) {
+    let history = &session.surface().context().history;
+    let what = if redo { "redo" } else { "undo" };
+    let plan = match history.plan(turns, redo) {
+        Ok(Some(p)) => p,
+        Ok(None) => return (format!("Nothing to {what}."), false),
+        Err(e) => return (format!("cannot read the file history: {e}"), true),
     };
-    // The screen is not the place for this; the transcript is best effort.
-    let _ = crate::session::save(&config.paths.data_dir, &t);
+    let mut text = crate::commands::describe(&plan, &config.workspace);
+    let conflicts = plan.conflicts().count();
+    if conflicts > 0 && !force {
+        text.push_str(&format!(
+            "Nothing was changed: {conflicts} file(s) changed since the agent's change (diffs above). /{what} force overwrites them."
+        ));
+        return (text, true);
+    }
+    match history.apply(&plan, &config.workspace, force) {
+        Ok(files) => {
+            session.note_undo(
+                plan.targets.first().map_or("", String::as_str),
+                redo,
+                &files,
+            );
+            text.push_str(&format!(
+                "{} {} file(s); /{} reverses it.",
+                if redo { "Redid" } else { "Undid" },
+                files.len(),
+                if redo { "undo" } else { "redo" }
+            ));
+            (text, false)
+        }
+        Err(e) => (format!("{text}{e}"), true),
+    }
 }
 
 #[cfg(test)]

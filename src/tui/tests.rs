@@ -26,7 +26,14 @@ fn app() -> App {
         Status {
             provider: "anthropic".into(),
             model: "claude-x".into(),
-            prices: Some((3.0, 15.0)),
+            prices: Some(crate::llm::Prices {
+                input: 3.0,
+                output: 15.0,
+                cache_read: 0.3,
+                cache_write: 3.75,
+            }),
+            context: None,
+            session: String::new(),
             servers: Vec::new(),
             yolo: false,
             sandbox: "workspace-write".into(),

@@ -1,0 +1,630 @@
+//! The session log: `<data>/sessions/<id>.jsonl`, one JSON object per line,
+//! appended as things happen. The first line is a [`Header`]; every other
+//! line is an [`Entry`]. Appends are single `write` calls on a file opened
+//! with `O_APPEND`, synced at the end of every step, so a crash loses at
+//! most the step in flight and leaves at worst a torn last line, which
+//! [`load`] skips with a warning. Nothing here rewrites a line: compaction,
+//! undo and rewind are entries too, so the whole history stays on disk.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use crate::llm::{Content, Message, Role, Usage};
+
+/// Version of the line format, in every header.
+pub const FORMAT: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    pub v: u32,
+    pub id: String,
+    /// Unix seconds.
+    pub created: i64,
+    pub cwd: PathBuf,
+    /// The project root sessions are grouped by (git root, or the
+    /// directory with `.agent/`, else the working directory).
+    pub project: PathBuf,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_root: Option<PathBuf>,
+    pub provider: String,
+    pub model: String,
+    pub agent_version: String,
+    /// A sub-agent's session names its parent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+}
+
+/// One thing that happened, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "t", rename_all = "snake_case")]
+pub enum Entry {
+    /// The person's prompt opening turn `turn`.
+    User { turn: u32, text: String, time: i64 },
+    /// A whole assistant message (text, thinking, tool calls).
+    Assistant { message: Message },
+    /// A tool's result as the model received it.
+    ToolResult {
+        call_id: String,
+        name: String,
+        content: String,
+        is_error: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diff: Option<String>,
+        #[serde(default)]
+        denied: bool,
+    },
+    /// The gate's decision on a call: who decided and what it covers.
+    Approval {
+        call_id: String,
+        tool: String,
+        decision: String,
+        by: String,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        scope: String,
+    },
+    /// Token usage of one request.
+    Usage {
+        provider: String,
+        model: String,
+        usage: Usage,
+    },
+    /// The conversation the model sees from here on (a summary plus the
+    /// most recent messages); what came before stays above in the log.
+    Compaction {
+        messages: Vec<Message>,
+        /// Estimated tokens before and after.
+        before: u64,
+        after: u64,
+        /// The summary request failed: the oldest turns were dropped.
+        #[serde(default)]
+        truncated: bool,
+    },
+    /// Files restored to their content before a checkpoint (or, for a
+    /// redo, after it).
+    Undo {
+        checkpoint: u32,
+        redo: bool,
+        files: Vec<PathBuf>,
+    },
+    /// The conversation cut back to its first `keep` messages.
+    Rewind { keep: usize },
+    /// Talks to another model from here on.
+    Model { provider: String, model: String },
+    /// Files the read tracker knows, with the content hash seen (hex).
+    Reads { files: Vec<(PathBuf, String)> },
+    /// A turn ended: how.
+    TurnEnd {
+        turn: u32,
+        outcome: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stop: Option<String>,
+    },
+}
+
+/// Where the log of session `id` is (or will be) written.
+pub fn log_path(data_dir: &Path, id: &str) -> PathBuf {
+    data_dir.join("sessions").join(format!("{id}.jsonl"))
+}
+
+/// An open session log. Appends are best effort for the session (a full
+/// disk must not end the turn) but never silent: the first failure is kept
+/// for the front end to show, and logged.
+pub struct SessionLog {
+    path: PathBuf,
+    state: Mutex<LogState>,
+}
+
+struct LogState {
+    file: Option<std::fs::File>,
+    /// Written with the first entry, so a session that never sent a prompt
+    /// leaves no file.
+    header: Option<Header>,
+    error: Option<String>,
+    dirty: bool,
+}
+
+impl SessionLog {
+    /// A log that starts with `header` at the first append.
+    pub fn create(data_dir: &Path, header: Header) -> SessionLog {
+        SessionLog {
+            path: log_path(data_dir, &header.id),
+            state: Mutex::new(LogState {
+                file: None,
+                header: Some(header),
+                error: None,
+                dirty: false,
+            }),
+        }
+    }
+
+    /// Appends to an existing log (a resumed session).
+    pub fn reopen(path: PathBuf) -> SessionLog {
+        SessionLog {
+            path,
+            state: Mutex::new(LogState {
+                file: None,
+                header: None,
+                error: None,
+                dirty: false,
+            }),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The first write error, if any.
+    pub fn error(&self) -> Option<String> {
+        self.lock().error.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, LogState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Appends one entry as one line, in one write.
+    pub fn append(&self, entry: &Entry) {
+        let mut line = match serde_json::to_vec(entry) {
+            Ok(l) => l,
+            Err(e) => return self.fail(&mut self.lock(), &e.to_string()),
+        };
+        line.push(b'\n');
+        let mut state = self.lock();
+        if state.error.is_some() && state.file.is_none() {
+            return;
+        }
+        if state.file.is_none() {
+            match self.open(&mut state) {
+                Ok(f) => state.file = Some(f),
+                Err(e) => return self.fail(&mut state, &e.to_string()),
+            }
+        }
+        let Some(file) = state.file.as_mut() else {
+            return;
+        };
+        if let Err(e) = file.write_all(&line) {
+            self.fail(&mut state, &e.to_string());
+            return;
+        }
+        state.dirty = true;
+    }
+
+    fn open(&self, state: &mut LogState) -> std::io::Result<std::fs::File> {
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)?;
+        if let Some(header) = state.header.take() {
+            let mut line = serde_json::to_vec(&header).map_err(std::io::Error::other)?;
+            line.push(b'\n');
+            file.write_all(&line)?;
+        }
+        Ok(file)
+    }
+
+    fn fail(&self, state: &mut LogState, e: &str) {
+        if state.error.is_none() {
+            let msg = format!(
+                "could not write the session log {}: {e}; this session may not be resumable",
+                self.path.display()
+            );
+            super::log(&msg);
+            state.error = Some(msg);
+        }
+    }
+
+    /// Makes what was appended durable (end of a step).
+    pub fn sync(&self) {
+        let mut state = self.lock();
+        if !state.dirty {
+            return;
+        }
+        state.dirty = false;
+        if let Some(f) = &state.file
+            && let Err(e) = f.sync_data()
+        {
+            let e = e.to_string();
+            self.fail(&mut state, &e);
+        }
+    }
+}
+
+/// A session read back from disk.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub header: Header,
+    pub entries: Vec<Entry>,
+    /// Lines that could not be read (a torn last line after a crash).
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read the session log {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a session log: {why}")]
+    NotALog { path: PathBuf, why: String },
+}
+
+/// Reads a session log; unreadable lines are skipped with a warning.
+/// A `.json` transcript of the earlier format loads too.
+pub fn load(path: &Path) -> Result<Loaded, LoadError> {
+    let bytes = std::fs::read(path).map_err(|source| LoadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if path.extension().is_some_and(|e| e == "json") {
+        return legacy(path, &bytes);
+    }
+    let mut lines = bytes.split(|b| *b == b'\n').enumerate().peekable();
+    let header: Header = loop {
+        let Some((n, line)) = lines.next() else {
+            return Err(LoadError::NotALog {
+                path: path.to_path_buf(),
+                why: "it is empty".into(),
+            });
+        };
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice(line) {
+            Ok(h) => break h,
+            Err(e) => {
+                return Err(LoadError::NotALog {
+                    path: path.to_path_buf(),
+                    why: format!("line {} is not a session header ({e})", n + 1),
+                });
+            }
+        }
+    };
+    let mut entries = Vec::new();
+    let mut warnings = Vec::new();
+    while let Some((n, line)) = lines.next() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Entry>(line) {
+            Ok(e) => entries.push(e),
+            Err(e) => {
+                let last = lines.peek().is_none_or(|(_, rest)| rest.is_empty());
+                warnings.push(if last && !bytes.ends_with(b"\n") {
+                    format!(
+                        "{}: skipped a torn last line (the session was interrupted while writing it)",
+                        path.display()
+                    )
+                } else {
+                    format!("{}: skipped line {} ({e})", path.display(), n + 1)
+                });
+            }
+        }
+    }
+    Ok(Loaded {
+        header,
+        entries,
+        warnings,
+    })
+}
+
+/// The earlier format: one JSON object with the whole conversation.
+fn legacy(path: &Path, bytes: &[u8]) -> Result<Loaded, LoadError> {
+    #[derive(Deserialize)]
+    struct Transcript {
+        id: String,
+        provider: String,
+        model: String,
+        cwd: PathBuf,
+        #[serde(default)]
+        usage: Usage,
+        messages: Vec<Message>,
+    }
+    let t: Transcript = serde_json::from_slice(bytes).map_err(|e| LoadError::NotALog {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    })?;
+    let created = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs() as i64);
+    let mut entries = Vec::new();
+    let mut turn = 0;
+    for m in t.messages {
+        match m.role {
+            Role::Assistant => entries.push(Entry::Assistant { message: m }),
+            Role::User => {
+                for c in m.content {
+                    match c {
+                        Content::Text { text } => {
+                            turn += 1;
+                            entries.push(Entry::User {
+                                turn,
+                                text,
+                                time: created,
+                            })
+                        }
+                        Content::ToolResult {
+                            call_id,
+                            content,
+                            is_error,
+                        } => entries.push(Entry::ToolResult {
+                            call_id,
+                            name: String::new(),
+                            content,
+                            is_error,
+                            diff: None,
+                            denied: false,
+                        }),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    entries.push(Entry::Usage {
+        provider: t.provider.clone(),
+        model: t.model.clone(),
+        usage: t.usage,
+    });
+    Ok(Loaded {
+        header: Header {
+            v: 0,
+            id: t.id,
+            created,
+            project: project_root(&t.cwd),
+            git_root: None,
+            cwd: t.cwd,
+            provider: t.provider,
+            model: t.model,
+            agent_version: String::new(),
+            parent: None,
+        },
+        entries,
+        warnings: Vec::new(),
+    })
+}
+
+/// What a log adds up to: the conversation the model sees now, and the
+/// figures around it.
+#[derive(Debug, Clone, Default)]
+pub struct Replay {
+    pub messages: Vec<Message>,
+    /// Usage per (provider, model).
+    pub usage: Vec<((String, String), Usage)>,
+    pub turns: u32,
+    pub reads: Vec<(PathBuf, String)>,
+    /// The model in use at the end, when the log switched.
+    pub model: Option<(String, String)>,
+    pub compactions: u32,
+}
+
+impl Replay {
+    pub fn of(entries: &[Entry]) -> Replay {
+        let mut r = Replay::default();
+        for e in entries {
+            match e {
+                Entry::User { turn, text, .. } => {
+                    r.turns = r.turns.max(*turn);
+                    push_user(&mut r.messages, Content::Text { text: text.clone() });
+                }
+                Entry::Assistant { message } => r.messages.push(message.clone()),
+                Entry::ToolResult {
+                    call_id,
+                    content,
+                    is_error,
+                    ..
+                } => push_user(
+                    &mut r.messages,
+                    Content::ToolResult {
+                        call_id: call_id.clone(),
+                        content: content.clone(),
+                        is_error: *is_error,
+                    },
+                ),
+                Entry::Usage {
+                    provider,
+                    model,
+                    usage,
+                } => {
+                    let key = (provider.clone(), model.clone());
+                    match r.usage.iter_mut().find(|(k, _)| *k == key) {
+                        Some((_, u)) => *u += *usage,
+                        None => r.usage.push((key, *usage)),
+                    }
+                }
+                Entry::Compaction { messages, .. } => {
+                    r.messages = messages.clone();
+                    r.compactions += 1;
+                }
+                Entry::Rewind { keep } => r.messages.truncate(*keep),
+                Entry::Model { provider, model } => {
+                    r.model = Some((provider.clone(), model.clone()))
+                }
+                Entry::Reads { files } => {
+                    for (path, hash) in files {
+                        match r.reads.iter_mut().find(|(p, _)| p == path) {
+                            Some(slot) => slot.1 = hash.clone(),
+                            None => r.reads.push((path.clone(), hash.clone())),
+                        }
+                    }
+                }
+                Entry::Approval { .. } | Entry::Undo { .. } | Entry::TurnEnd { .. } => {}
+            }
+        }
+        r.messages.retain(|m| !m.content.is_empty());
+        r
+    }
+
+    pub fn total_usage(&self) -> Usage {
+        let mut t = Usage::default();
+        for (_, u) in &self.usage {
+            t += *u;
+        }
+        t
+    }
+}
+
+/// Appends to the last user message when there is one (tool results and a
+/// following prompt belong to one user turn), else starts one. The session
+/// and its replay share this rule, so a replay is the conversation sent.
+pub fn push_user(messages: &mut Vec<Message>, content: Content) {
+    match messages.last_mut() {
+        Some(m) if m.role == Role::User => m.content.push(content),
+        _ => messages.push(Message {
+            role: Role::User,
+            content: vec![content],
+        }),
+    }
+}
+
+/// The root sessions are grouped by: the nearest directory at or above
+/// `cwd` with a `.git` (file or directory) or an `.agent` directory, else
+/// `cwd` itself. The person's home directory is never a project root by
+/// its `.agent` alone.
+pub fn project_root(cwd: &Path) -> PathBuf {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    for dir in cwd.ancestors() {
+        if dir.join(".git").exists() {
+            return dir.to_path_buf();
+        }
+        if dir.join(".agent").is_dir() && home.as_deref() != Some(dir) {
+            return dir.to_path_buf();
+        }
+    }
+    cwd.to_path_buf()
+}
+
+/// The nearest git root at or above `cwd`.
+pub fn git_root(cwd: &Path) -> Option<PathBuf> {
+    cwd.ancestors()
+        .find(|d| d.join(".git").exists())
+        .map(Path::to_path_buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(id: &str) -> Header {
+        Header {
+            v: FORMAT,
+            id: id.into(),
+            created: 1,
+            cwd: "/w".into(),
+            project: "/w".into(),
+            git_root: None,
+            provider: "p".into(),
+            model: "m".into(),
+            agent_version: "0".into(),
+            parent: None,
+        }
+    }
+
+    #[test]
+    fn appends_and_replays() {
+        let d = tempfile::tempdir().unwrap();
+        let log = SessionLog::create(d.path(), header("s1"));
+        assert!(!log.path().exists(), "no file before the first entry");
+        log.append(&Entry::User {
+            turn: 1,
+            text: "hi".into(),
+            time: 2,
+        });
+        log.append(&Entry::Assistant {
+            message: Message {
+                role: Role::Assistant,
+                content: vec![Content::ToolCall {
+                    id: "c1".into(),
+                    name: "view".into(),
+                    arguments: "{}".into(),
+                }],
+            },
+        });
+        log.append(&Entry::ToolResult {
+            call_id: "c1".into(),
+            name: "view".into(),
+            content: "text".into(),
+            is_error: false,
+            diff: None,
+            denied: false,
+        });
+        log.sync();
+        let loaded = load(log.path()).unwrap();
+        assert_eq!(loaded.header.id, "s1");
+        assert!(loaded.warnings.is_empty());
+        let r = Replay::of(&loaded.entries);
+        assert_eq!(r.turns, 1);
+        assert_eq!(r.messages.len(), 3);
+        assert_eq!(r.messages[0], Message::user("hi"));
+        // A reopened log appends without a second header.
+        let again = SessionLog::reopen(log.path().to_path_buf());
+        again.append(&Entry::Rewind { keep: 1 });
+        let r = Replay::of(&load(log.path()).unwrap().entries);
+        assert_eq!(r.messages, vec![Message::user("hi")]);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_skipped_with_a_warning() {
+        let d = tempfile::tempdir().unwrap();
+        let log = SessionLog::create(d.path(), header("s2"));
+        log.append(&Entry::User {
+            turn: 1,
+            text: "one".into(),
+            time: 2,
+        });
+        drop(log);
+        let path = log_path(d.path(), "s2");
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(br#"{"t":"assistant","message":{"role":"assis"#)
+            .unwrap();
+        let loaded = load(&path).unwrap();
+        assert_eq!(loaded.entries.len(), 1);
+        assert_eq!(loaded.warnings.len(), 1);
+        assert!(loaded.warnings[0].contains("torn last line"), "{loaded:?}");
+        // A bad line in the middle is skipped too, and named.
+        f.write_all(b"\n{\"t\":\"rewind\",\"keep\":0}\n").unwrap();
+        let loaded = load(&path).unwrap();
+        assert_eq!(loaded.entries.len(), 2);
+        assert!(loaded.warnings[0].contains("skipped line 3"), "{loaded:?}");
+    }
+
+    #[test]
+    fn not_a_log_is_an_error_that_names_the_file() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("x.jsonl");
+        std::fs::write(&path, "garbage\n").unwrap();
+        let e = load(&path).unwrap_err().to_string();
+        assert!(e.contains("x.jsonl is not a session log"), "{e}");
+    }
+
+    #[test]
+    fn the_earlier_json_format_loads() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("old.json");
+        std::fs::write(
+            &path,
+            r#"{"id":"old","provider":"p","model":"m","cwd":"/w","usage":{"input_tokens":5,"output_tokens":1,"cache_read_tokens":0,"cache_write_tokens":0},
+               "messages":[{"role":"user","content":[{"type":"text","text":"hi"}]},
+                           {"role":"assistant","content":[{"type":"text","text":"hello"}]}]}"#,
+        )
+        .unwrap();
+        let loaded = load(&path).unwrap();
+        assert_eq!(loaded.header.id, "old");
+        let r = Replay::of(&loaded.entries);
+        assert_eq!(r.messages.len(), 2);
+        assert_eq!(r.turns, 1);
+        assert_eq!(r.total_usage().input_tokens, 5);
+    }
+}
