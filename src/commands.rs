@@ -120,7 +120,7 @@ pub fn undo(
                 redo,
                 files: files.clone(),
             });
-            log.sync();
+            log.flush();
             out.push_str(&format!(
                 "{} {} file{}. `agent {}` reverses it.\n",
                 if redo { "Redid" } else { "Undid" },

@@ -174,7 +174,7 @@ pub fn new_session_with(
             for e in &l.entries {
                 log.append(e);
             }
-            log.sync();
+            log.flush();
             log
         }
         None => crate::session::SessionLog::create(

@@ -394,6 +394,9 @@ impl Session {
             stop: None,
         });
         self.end_step();
+        if let Some(log) = &self.log {
+            log.flush();
+        }
         outcome
     }
 
@@ -780,7 +783,7 @@ impl Session {
         self.conversation.epoch += 1;
         self.record(&Entry::Rewind { keep });
         if let Some(log) = &self.log {
-            log.sync();
+            log.flush();
         }
         prompt
     }
@@ -817,7 +820,7 @@ impl Session {
             files: files.to_vec(),
         });
         if let Some(log) = &self.log {
-            log.sync();
+            log.flush();
         }
     }
 

@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::openai::truncate;
-use super::prefix::{EncodedPrefix, push_element, with_array};
+use super::prefix::{EncodedPrefix, open_array, push_element};
 use super::sse::SseEvent;
 use super::transport::{Decoder, Transport};
 use super::{
@@ -54,12 +54,16 @@ impl Anthropic {
     /// The request body: the fields, then the messages, of which only those
     /// not sent before in this conversation are encoded now (the last one
     /// always, since it carries the cache breakpoint).
-    fn body(&self, req: &Request<'_>) -> Result<Vec<u8>, LlmError> {
+    fn body(&self, req: &Request<'_>) -> Result<bytes::Bytes, LlmError> {
         let head = serde_json::to_vec(&self.head(req))
             .map_err(|e| LlmError::Client(format!("cannot encode the request: {e}")))?;
-        let messages = self
-            .sent
-            .join(req.conversation, req.messages, &|m, last, out| {
+        let open = open_array(head, "messages");
+        self.sent.body(
+            req.conversation,
+            open,
+            false,
+            req.messages,
+            &|m, last, out| {
                 let Some(mut wire) = encode_message(m) else {
                     return Ok(());
                 };
@@ -67,8 +71,8 @@ impl Anthropic {
                     block.cache_control = Some(EPHEMERAL);
                 }
                 push_element(out, &wire)
-            })?;
-        Ok(with_array(head, "messages", &messages))
+            },
+        )
     }
 
     fn head<'a>(&'a self, req: &Request<'a>) -> MessagesRequest<'a> {
@@ -260,7 +264,7 @@ impl Provider for Anthropic {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Completion, LlmError>> {
         Box::pin(async move {
-            let body = bytes::Bytes::from(self.body(&request)?);
+            let body = self.body(&request)?;
             let provider = self.transport.provider().to_string();
             let new = move || Box::new(MessagesDecoder::new(provider.clone())) as Box<dyn Decoder>;
             self.transport

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::prefix::{EncodedPrefix, push_element, with_array};
+use super::prefix::{EncodedPrefix, open_array, push_element};
 use super::sse::SseEvent;
 use super::transport::{Decoder, Transport};
 use super::{
@@ -45,31 +45,26 @@ impl OpenAi {
 
     /// The request body: the fields, then the messages, of which only those
     /// not sent before in this conversation are encoded now.
-    fn body(&self, req: &Request<'_>) -> Result<Vec<u8>, LlmError> {
+    fn body(&self, req: &Request<'_>) -> Result<bytes::Bytes, LlmError> {
         let head = serde_json::to_vec(&self.head(req))
             .map_err(|e| LlmError::Client(format!("cannot encode the request: {e}")))?;
-        let mut messages = Vec::new();
-        push_element(
-            &mut messages,
+        let mut open = open_array(head, "messages");
+        serde_json::to_writer(
+            &mut open,
             &ChatMessage::System {
                 content: req.system,
             },
-        )?;
-        let rest = self
-            .sent
-            .join(req.conversation, req.messages, &|m, _, out| {
+        )
+        .map_err(|e| LlmError::Client(format!("cannot encode the request: {e}")))?;
+        self.sent
+            .body(req.conversation, open, true, req.messages, &|m, _, out| {
                 let mut chat = Vec::new();
                 encode_message(m, &mut chat);
                 for c in &chat {
                     push_element(out, c)?;
                 }
                 Ok(())
-            })?;
-        if !rest.is_empty() {
-            messages.push(b',');
-            messages.extend_from_slice(&rest);
-        }
-        Ok(with_array(head, "messages", &messages))
+            })
     }
 
     fn head<'a>(&'a self, req: &Request<'a>) -> ChatRequest<'a> {
@@ -219,7 +214,7 @@ impl Provider for OpenAi {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Completion, LlmError>> {
         Box::pin(async move {
-            let body = bytes::Bytes::from(self.body(&request)?);
+            let body = self.body(&request)?;
             let provider = self.transport.provider().to_string();
             let new = move || Box::new(ChatDecoder::new(provider.clone())) as Box<dyn Decoder>;
             self.transport

@@ -114,7 +114,10 @@ pub fn log_path(data_dir: &Path, id: &str) -> PathBuf {
 /// for the front end to show, and logged.
 pub struct SessionLog {
     path: PathBuf,
-    state: Mutex<LogState>,
+    state: std::sync::Arc<Mutex<LogState>>,
+    /// Syncs run on a thread of their own: a step does not wait the few
+    /// milliseconds an `fdatasync` takes; [`SessionLog::flush`] does.
+    syncer: Mutex<Option<std::sync::mpsc::Sender<std::fs::File>>>,
 }
 
 struct LogState {
@@ -131,12 +134,13 @@ impl SessionLog {
     pub fn create(data_dir: &Path, header: Header) -> SessionLog {
         SessionLog {
             path: log_path(data_dir, &header.id),
-            state: Mutex::new(LogState {
+            state: std::sync::Arc::new(Mutex::new(LogState {
                 file: None,
                 header: Some(header),
                 error: None,
                 dirty: false,
-            }),
+            })),
+            syncer: Mutex::new(None),
         }
     }
 
@@ -144,12 +148,13 @@ impl SessionLog {
     pub fn reopen(path: PathBuf) -> SessionLog {
         SessionLog {
             path,
-            state: Mutex::new(LogState {
+            state: std::sync::Arc::new(Mutex::new(LogState {
                 file: None,
                 header: None,
                 error: None,
                 dirty: false,
-            }),
+            })),
+            syncer: Mutex::new(None),
         }
     }
 
@@ -163,7 +168,7 @@ impl SessionLog {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, LogState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.state)
     }
 
     /// Appends one entry as one line, in one write.
@@ -210,22 +215,44 @@ impl SessionLog {
     }
 
     fn fail(&self, state: &mut LogState, e: &str) {
-        if state.error.is_none() {
-            let msg = format!(
-                "could not write the session log {}: {e}; this session may not be resumable",
-                self.path.display()
-            );
-            super::log(&msg);
-            state.error = Some(msg);
-        }
+        fail(&self.path, state, e);
     }
 
-    /// Makes what was appended durable (end of a step).
+    /// Makes what was appended durable (end of a step), on the syncer
+    /// thread: the step goes on meanwhile.
     pub fn sync(&self) {
+        let file = {
+            let mut state = self.lock();
+            if !state.dirty {
+                return;
+            }
+            state.dirty = false;
+            match state.file.as_ref().map(std::fs::File::try_clone) {
+                Some(Ok(f)) => f,
+                _ => return,
+            }
+        };
+        let mut syncer = self.syncer.lock().unwrap_or_else(|p| p.into_inner());
+        let tx = syncer.get_or_insert_with(|| {
+            let (tx, rx) = std::sync::mpsc::channel::<std::fs::File>();
+            let (state, path) = (std::sync::Arc::clone(&self.state), self.path.clone());
+            std::thread::spawn(move || {
+                while let Ok(f) = rx.recv() {
+                    // Later requests are the same file: one sync covers them.
+                    while rx.try_recv().is_ok() {}
+                    if let Err(e) = f.sync_data() {
+                        fail(&path, &mut lock(&state), &e.to_string());
+                    }
+                }
+            });
+            tx
+        });
+        let _ = tx.send(file);
+    }
+
+    /// Makes what was appended durable now (the end of a turn, of a run).
+    pub fn flush(&self) {
         let mut state = self.lock();
-        if !state.dirty {
-            return;
-        }
         state.dirty = false;
         if let Some(f) = &state.file
             && let Err(e) = f.sync_data()
@@ -233,6 +260,21 @@ impl SessionLog {
             let e = e.to_string();
             self.fail(&mut state, &e);
         }
+    }
+}
+
+fn lock(state: &Mutex<LogState>) -> std::sync::MutexGuard<'_, LogState> {
+    state.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn fail(path: &Path, state: &mut LogState, e: &str) {
+    if state.error.is_none() {
+        let msg = format!(
+            "could not write the session log {}: {e}; this session may not be resumable",
+            path.display()
+        );
+        super::log(&msg);
+        state.error = Some(msg);
     }
 }
 
@@ -461,6 +503,7 @@ impl Replay {
             }
         }
         r.messages.retain(|m| !m.content.is_empty());
+        answer_open_calls(&mut r.messages);
         r
     }
 
@@ -470,6 +513,55 @@ impl Replay {
             t += *u;
         }
         t
+    }
+}
+
+/// Tool calls without a result (the session ended while they ran: a
+/// crash, a kill, a quit) get one saying so, since the APIs refuse a
+/// conversation with a call left open.
+fn answer_open_calls(messages: &mut Vec<Message>) {
+    let mut i = 0;
+    while i < messages.len() {
+        if messages[i].role == Role::Assistant {
+            let calls: Vec<String> = messages[i]
+                .content
+                .iter()
+                .filter_map(|c| match c {
+                    Content::ToolCall { id, .. } => Some(id.clone()),
+                    _ => None,
+                })
+                .collect();
+            if !calls.is_empty() {
+                if messages.get(i + 1).is_none_or(|m| m.role != Role::User) {
+                    messages.insert(
+                        i + 1,
+                        Message {
+                            role: Role::User,
+                            content: Vec::new(),
+                        },
+                    );
+                }
+                let next = &mut messages[i + 1];
+                let mut missing = Vec::new();
+                for id in calls {
+                    let answered = next.content.iter().any(
+                        |c| matches!(c, Content::ToolResult { call_id, .. } if *call_id == id),
+                    );
+                    if !answered {
+                        missing.push(Content::ToolResult {
+                            call_id: id,
+                            content: "The session ended before this call finished (the agent was stopped or crashed); its outcome is unknown. Check before relying on it.".into(),
+                            is_error: true,
+                        });
+                    }
+                }
+                // Results open the user message, before any text.
+                for (k, c) in missing.into_iter().enumerate() {
+                    next.content.insert(k, c);
+                }
+            }
+        }
+        i += 1;
     }
 }
 

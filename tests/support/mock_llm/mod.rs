@@ -152,6 +152,9 @@ impl Recorded {
 struct State {
     script: VecDeque<Step>,
     requests: Vec<Recorded>,
+    /// Requests without tools (an agent's compaction summary) get a
+    /// summary reply that takes no step of the script.
+    summaries: bool,
 }
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -177,6 +180,7 @@ impl MockLlm {
         let state = Arc::new(Mutex::new(State {
             script: script.into(),
             requests: Vec::new(),
+            summaries: false,
         }));
         let (tx, rx) = oneshot::channel();
         let server_state = state.clone();
@@ -205,6 +209,13 @@ impl MockLlm {
     /// Every request received so far, in order, including ones answered with faults.
     pub fn requests(&self) -> Vec<Recorded> {
         lock(&self.state).requests.clone()
+    }
+
+    /// From now on, requests without tools (compaction summaries) are
+    /// answered with a short summary outside the script.
+    #[allow(dead_code)]
+    pub fn answer_summaries(&self) {
+        lock(&self.state).summaries = true;
     }
 
     /// Script steps not yet consumed.
@@ -357,7 +368,15 @@ async fn serve_request(conn: &mut http::Conn, state: &Mutex<State>) -> std::io::
             headers: req.headers,
             body: body.clone(),
         });
-        proto.and_then(|_| st.script.pop_front())
+        let summary = st.summaries
+            && body
+                .get("tools")
+                .is_none_or(|t| t.as_array().is_some_and(|a| a.is_empty()));
+        if summary {
+            proto.map(|_| Step::Reply(Reply::text("## Task\nThe summary of the mock.")))
+        } else {
+            proto.and_then(|_| st.script.pop_front())
+        }
     };
     let Some(proto) = proto else {
         let err = serde_json::json!({"error": {"type": "not_found_error",
