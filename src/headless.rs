@@ -372,6 +372,17 @@ pub async fn run(
         let (p, m) = session.provider().describe();
         (p.to_string(), m.to_string())
     };
+    if let Some(l) = &resume {
+        let (was_p, was_m) = crate::session::Replay::of(&l.entries)
+            .model
+            .unwrap_or((l.header.provider.clone(), l.header.model.clone()));
+        if (was_p.as_str(), was_m.as_str()) != (provider_id.as_str(), model.as_str()) {
+            eprintln!(
+                "agent: note: session {} was talking to {was_p} · {was_m}; it continues with {provider_id} · {model}",
+                session.id
+            );
+        }
+    }
     let emit = |v: serde_json::Value| {
         let mut out = std::io::stdout().lock();
         // A closed stdout (e.g. `| head`) must not crash the run.
@@ -465,6 +476,7 @@ pub async fn run(
             "total_cost_usd": session.cost(),
             "cost_by_model": session.usage_by_model(),
             "num_turns": session.turns(),
+            "stop_reason": session.stop_reason(),
             "tool_calls": session.tool_calls(),
             "duration_ms": started.elapsed().as_millis() as u64,
         })),

@@ -272,12 +272,14 @@ fn step_limit_and_repetition_stop_the_turn() {
         again(),
         again(),
         again(),
+        again(),
         Step::Reply(Reply::text("never")),
     ]);
     let run = p.run(&mock, Wire::OpenAi, "go", &[]);
     assert_eq!(run.code, 1);
     assert!(
-        run.stderr.contains("made the same `ls` call 3 times"),
+        run.stderr
+            .contains("made the same `ls` call ({}) 4 times in a row"),
         "{}",
         run.stderr
     );

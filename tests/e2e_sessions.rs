@@ -151,15 +151,34 @@ fn a_long_task_is_compacted_and_no_request_outgrows_the_window() {
                 &format!("{i} {}\n", "word ".repeat(1200)),
             );
         }
-        let mut script: Vec<Step> = (0..30)
-            .map(|i| {
-                Step::Reply(Reply::tools(vec![call(
-                    &format!("c{i}"),
-                    "view",
-                    json!({"path": format!("f{i}.txt")}),
-                )]))
-            })
-            .collect();
+        p.file("small.txt", "tiny\n");
+        let mut script = vec![Step::Reply(Reply::tools(vec![call(
+            "s",
+            "view",
+            json!({"path": "small.txt"}),
+        )]))];
+        script.extend((0..30).map(|i| {
+            Step::Reply(Reply::tools(vec![call(
+                &format!("c{i}"),
+                "view",
+                json!({"path": format!("f{i}.txt")}),
+            )]))
+        }));
+        // After compaction: the small file's content was attached to the
+        // summary, so it may be edited; the first big file's was not, so
+        // editing it needs a new view.
+        script.push(Step::Reply(Reply::tools(vec![
+            call(
+                "e1",
+                "edit",
+                json!({"path": "small.txt", "old_string": "tiny", "new_string": "small"}),
+            ),
+            call(
+                "e2",
+                "edit",
+                json!({"path": "f0.txt", "old_string": "0 word", "new_string": "zero word"}),
+            ),
+        ])));
         script.push(Step::Reply(Reply::text("all read")));
         let mock = MockLlm::start(script);
         mock.answer_summaries();
@@ -167,9 +186,22 @@ fn a_long_task_is_compacted_and_no_request_outgrows_the_window() {
             &mock,
             wire,
             "read every file",
-            &["--output-format", "stream-json"],
+            &["--output-format", "stream-json", "--yolo"],
         );
         run.assert_ok();
+        assert_eq!(
+            std::fs::read_to_string(p.root().join("small.txt")).unwrap(),
+            "small\n"
+        );
+        assert!(
+            std::fs::read_to_string(p.root().join("f0.txt"))
+                .unwrap()
+                .starts_with("0 word"),
+            "a file whose content left the conversation is not edited blind"
+        );
+        let last = mock.requests().last().unwrap().clone();
+        let results = support::project::result_texts(&last);
+        assert!(results[1].contains("use `view` first"), "{results:?}");
         let events = run.json_lines();
         let compactions = events.iter().filter(|e| e["type"] == "compacted").count();
         assert!(compactions >= 1, "no compaction: {}", run.stdout);
@@ -197,7 +229,7 @@ fn a_long_task_is_compacted_and_no_request_outgrows_the_window() {
         let id = events[0]["session_id"].as_str().unwrap();
         let log =
             std::fs::read_to_string(p.home().join(format!("data/sessions/{id}.jsonl"))).unwrap();
-        assert_eq!(log.matches(r#""t":"tool_result""#).count(), 30);
+        assert_eq!(log.matches(r#""t":"tool_result""#).count(), 33);
         assert!(log.contains(r#""t":"compaction""#));
     }
 }

@@ -8,7 +8,6 @@ mod compact;
 mod prompt;
 mod subagent;
 
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
@@ -21,8 +20,8 @@ pub use prompt::{instructions_files, system_prompt};
 pub use subagent::{NobodyToAsk, SubAgents};
 
 use crate::llm::{
-    Content, Conversation, LlmError, Message, Prices, Provider, Request, Role, StreamEvent,
-    ToolSpec, Usage,
+    Content, Conversation, LlmError, Message, Prices, Provider, Request, Role, StopReason,
+    StreamEvent, ToolSpec, Usage,
 };
 use crate::session::{Entry, Replay, SessionLog};
 use crate::tools::{Preview, ProgressEvent, Surface, ToolCall, ToolResult};
@@ -102,17 +101,33 @@ pub enum TurnError {
     )]
     StepLimit(u32),
     #[error(
-        "stopped: the model made the same `{tool}` call {times} times and got the same result each time"
+        "stopped: the model made the same `{tool}` call ({call}) {times} times in a row and got the same result each time, also after being told; rephrase the task or continue it with more guidance"
     )]
-    Repeating { tool: String, times: u32 },
+    Repeating {
+        tool: String,
+        call: String,
+        times: u32,
+    },
+    #[error(
+        "the answer was cut off by the output token limit, also after asking the model to continue; raise `max_tokens` in [providers.<id>] (the partial answer is in the session log)"
+    )]
+    Truncated(String),
+    #[error("the model declined to answer (stop reason: {0})")]
+    Refused(String),
+    #[error("the model ended its turn without an answer (stop reason: {0})")]
+    Empty(String),
     #[error("cancelled")]
     Cancelled,
     #[error("stopped by a hook: {0}")]
     Halted(String),
 }
 
-/// The same call with the same result this many times ends the turn.
+/// The same calls with the same results this many steps in a row: the
+/// model is told it is not making progress; once more ends the turn.
 const MAX_REPEATS: u32 = 3;
+
+/// What a cut-off answer gets, once, to go on.
+const CONTINUE: &str = "Your answer was cut off by the output token limit. Continue exactly where it stopped, without repeating what you already wrote.";
 
 pub struct Session {
     pub id: String,
@@ -149,6 +164,8 @@ pub struct Session {
     /// The estimate right after the last compaction: one that could not
     /// bring the conversation under the limit is not repeated every step.
     compacted_to: Option<u64>,
+    /// Why the model's last response ended (`end_turn`, `max_tokens`...).
+    stop: Option<String>,
 }
 
 /// What one model cost in this session.
@@ -199,6 +216,7 @@ impl Session {
             turn_starts: Vec::new(),
             reads_logged: 0,
             compacted_to: None,
+            stop: None,
         };
         session.refresh_tools();
         session
@@ -298,6 +316,11 @@ impl Session {
         self.turn
     }
 
+    /// Why the model's last response ended, as the session log says it.
+    pub fn stop_reason(&self) -> Option<&str> {
+        self.stop.as_deref()
+    }
+
     pub fn tool_names(&self) -> Vec<&str> {
         self.tools.iter().map(|t| t.name.as_str()).collect()
     }
@@ -391,7 +414,7 @@ impl Session {
                 Ok(_) => "done".into(),
                 Err(e) => e.to_string(),
             },
-            stop: None,
+            stop: self.stop.clone(),
         });
         self.end_step();
         if let Some(log) = &self.log {
@@ -433,7 +456,12 @@ impl Session {
         on_event: EventSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<String, TurnError> {
-        let mut repeats: HashMap<u64, u32> = HashMap::new();
+        // The last step's calls and results, and how many steps in a row
+        // had exactly those.
+        let mut last_step: Vec<u64> = Vec::new();
+        let mut streak = 0u32;
+        let mut continued = false;
+        let mut partial = String::new();
         let mut overflowed = false;
         let mut step = 0;
         while step < self.max_steps {
@@ -498,6 +526,8 @@ impl Session {
                 })
                 .collect();
             let text = completion.message.text();
+            let stop = completion.stop.clone();
+            self.stop = Some(stop_name(&stop));
             if !completion.message.content.is_empty() {
                 self.record(&Entry::Assistant {
                     message: completion.message.clone(),
@@ -506,17 +536,53 @@ impl Session {
                 self.messages.push(completion.message);
             }
             if calls.is_empty() {
-                return Ok(text);
-            }
-            let results = self.run_calls(&calls, on_event, cancel).await;
-            let mut repeated = None;
-            let halt = results.iter().find_map(|r| r.halt.clone());
-            for (call, result) in calls.iter().zip(&results) {
-                let n = repeats.entry(fingerprint(call, result)).or_insert(0);
-                *n += 1;
-                if *n >= MAX_REPEATS {
-                    repeated = Some(call.name.clone());
+                partial.push_str(&text);
+                match stop {
+                    // Cut off mid-answer: ask once for the rest.
+                    StopReason::MaxTokens if !continued => {
+                        continued = true;
+                        self.push_user(Content::Text {
+                            text: CONTINUE.into(),
+                        });
+                        self.record(&Entry::User {
+                            turn: self.turn,
+                            text: CONTINUE.into(),
+                            time: time::OffsetDateTime::now_utc().unix_timestamp(),
+                        });
+                        continue;
+                    }
+                    StopReason::MaxTokens => return Err(TurnError::Truncated(partial)),
+                    StopReason::Other(why) if why == "refusal" || why == "content_filter" => {
+                        return Err(TurnError::Refused(why));
+                    }
+                    other if partial.trim().is_empty() => {
+                        return Err(TurnError::Empty(stop_name(&other)));
+                    }
+                    _ => return Ok(partial),
                 }
+            }
+            let mut results = self.run_unique(&calls, on_event, cancel).await;
+            let halt = results.iter().find_map(|r| r.halt.clone());
+            let mut this_step: Vec<u64> = calls
+                .iter()
+                .zip(&results)
+                .map(|(c, r)| fingerprint(c, r))
+                .collect();
+            this_step.sort_unstable();
+            streak = if this_step == last_step {
+                streak + 1
+            } else {
+                1
+            };
+            last_step = this_step;
+            if streak == MAX_REPEATS {
+                for r in &mut results {
+                    r.content.push_str(&format!(
+                        "\n\n[agent: this is the {MAX_REPEATS}rd time in a row that you made exactly this call and got exactly this result: you are not making progress. Do something different, or stop and tell the person what blocks you.]"
+                    ));
+                }
+            }
+            for (call, result) in calls.iter().zip(&results) {
                 self.record(&Entry::ToolResult {
                     call_id: result.call_id.clone(),
                     name: call.name.clone(),
@@ -540,10 +606,17 @@ impl Session {
             if let Some(reason) = halt {
                 return Err(TurnError::Halted(reason));
             }
-            if let Some(tool) = repeated {
+            if streak > MAX_REPEATS {
+                let call = &calls[0];
+                let summary = self.surface.summary(call);
                 return Err(TurnError::Repeating {
-                    tool,
-                    times: MAX_REPEATS,
+                    tool: call.name.clone(),
+                    call: if summary.trim().is_empty() {
+                        call.arguments.clone()
+                    } else {
+                        summary
+                    },
+                    times: streak,
                 });
             }
         }
@@ -849,6 +922,75 @@ impl Session {
                 .sum::<u64>();
     }
 
+    /// Runs the calls of one response, each distinct call once: a call
+    /// identical to an earlier one in the same response (same tool, same
+    /// arguments) is answered with a pointer to that one's result.
+    async fn run_unique(
+        &mut self,
+        calls: &[ToolCall],
+        on_event: EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Vec<ToolResult> {
+        let first: Vec<Option<usize>> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                calls[..i]
+                    .iter()
+                    .position(|e| e.name == c.name && e.arguments == c.arguments)
+            })
+            .collect();
+        if first.iter().all(Option::is_none) {
+            return self.run_calls(calls, on_event, cancel).await;
+        }
+        let unique: Vec<ToolCall> = calls
+            .iter()
+            .zip(&first)
+            .filter(|(_, f)| f.is_none())
+            .map(|(c, _)| c.clone())
+            .collect();
+        let mut ran = self.run_calls(&unique, on_event, cancel).await.into_iter();
+        let mut results: Vec<ToolResult> = Vec::with_capacity(calls.len());
+        for (c, f) in calls.iter().zip(&first) {
+            match f {
+                None => results.extend(ran.next()),
+                Some(j) => {
+                    let original = &calls[*j];
+                    let r = ToolResult {
+                        call_id: c.id.clone(),
+                        content: format!(
+                            "Not run: this call is identical to call `{}` earlier in this response (same tool, same arguments); its result is the result of this one too.",
+                            original.id
+                        ),
+                        is_error: false,
+                        diff: None,
+                        denied: false,
+                        notices: Vec::new(),
+                        halt: None,
+                    };
+                    on_event(AgentEvent::ToolCall {
+                        id: c.id.clone(),
+                        name: c.name.clone(),
+                        arguments: c.arguments.clone(),
+                        summary: self.surface.summary(c),
+                        preview: self.surface.preview(&c.name),
+                    });
+                    on_event(AgentEvent::ToolResult {
+                        id: c.id.clone(),
+                        name: c.name.clone(),
+                        content: r.content.clone(),
+                        is_error: false,
+                        diff: None,
+                        denied: false,
+                        notices: Vec::new(),
+                    });
+                    results.push(r);
+                }
+            }
+        }
+        results
+    }
+
     /// Runs calls in the model's order: each run of consecutive read-only
     /// calls concurrently, every other call alone. Results keep call order.
     async fn run_calls(
@@ -956,6 +1098,16 @@ impl Session {
             (true, Some(last)) => *last += added,
             _ => self.sizes.push(added),
         }
+    }
+}
+
+/// A stop reason as the logs and the JSON result name it.
+fn stop_name(s: &StopReason) -> String {
+    match s {
+        StopReason::EndTurn => "end_turn".into(),
+        StopReason::ToolUse => "tool_use".into(),
+        StopReason::MaxTokens => "max_tokens".into(),
+        StopReason::Other(o) => o.clone(),
     }
 }
 

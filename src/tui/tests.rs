@@ -543,3 +543,141 @@ fn sub_agent_progress_shows_its_latest_steps_then_the_report() {
         "progress replaced by the report:\n{s}"
     );
 }
+
+fn code(c: KeyCode) -> Event {
+    Event::Key(KeyEvent::new(c, KeyModifiers::NONE))
+}
+
+#[test]
+fn the_session_picker_filters_as_you_type_and_resumes_the_choice() {
+    let mut a = app();
+    let now = Instant::now();
+    a.apply(UiEvent::Picker(vec![
+        (
+            "aaa1".into(),
+            "11-30 09:00    2 turns  fix the build  aaa1".into(),
+        ),
+        (
+            "bbb2".into(),
+            "11-29 18:00    5 turns  write the parser  bbb2".into(),
+        ),
+        (
+            "ccc3".into(),
+            "11-28 10:00    1 turns  parser tests  ccc3".into(),
+        ),
+    ]));
+    let shown = screen(&mut a, 80, 12, now);
+    assert!(shown.contains("resume a session"), "{shown}");
+    assert!(shown.contains("fix the build") && shown.contains("parser tests"));
+    for c in "parser".chars() {
+        a.on_event(key(c), now);
+    }
+    let shown = screen(&mut a, 80, 12, now);
+    assert!(!shown.contains("fix the build"), "filtered out: {shown}");
+    assert!(shown.contains("write the parser") && shown.contains("parser tests"));
+    assert_eq!(a.composer.text, "", "typing goes to the filter");
+    a.on_event(code(KeyCode::Down), now);
+    a.on_event(code(KeyCode::Enter), now);
+    assert_eq!(a.commands, vec![Command::Resume("ccc3".into())]);
+    assert!(!screen(&mut a, 80, 12, now).contains("resume a session"));
+    // Esc closes it without a choice (and interrupts nothing).
+    a.commands.clear();
+    a.apply(UiEvent::Picker(vec![("x".into(), "x".into())]));
+    a.on_event(code(KeyCode::Esc), now);
+    assert!(a.commands.is_empty());
+    assert!(!screen(&mut a, 80, 12, now).contains("resume a session"));
+}
+
+#[test]
+fn a_resumed_transcript_is_drawn_as_cells_and_slash_commands_reach_the_agent() {
+    let mut a = app();
+    let now = Instant::now();
+    a.apply(UiEvent::User("earlier prompt".into()));
+    ev(
+        &mut a,
+        AgentEvent::ToolCall {
+            id: "1".into(),
+            name: "edit".into(),
+            arguments: String::new(),
+            summary: "src/lib.rs".into(),
+            preview: Preview::Head,
+        },
+    );
+    ev(
+        &mut a,
+        AgentEvent::ToolResult {
+            id: "1".into(),
+            name: "edit".into(),
+            content: "Edited `src/lib.rs`".into(),
+            is_error: false,
+            diff: Some("--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-old\n+new\n".into()),
+            denied: false,
+            notices: Vec::new(),
+        },
+    );
+    ev(
+        &mut a,
+        AgentEvent::TextDelta {
+            text: "earlier answer".into(),
+        },
+    );
+    ev(
+        &mut a,
+        AgentEvent::Compacted {
+            before: 90000,
+            after: 12000,
+            truncated: false,
+            reason: String::new(),
+        },
+    );
+    ev(
+        &mut a,
+        AgentEvent::Context {
+            tokens: 12000,
+            window: 16000,
+        },
+    );
+    let shown = screen(&mut a, 100, 20, now);
+    for s in [
+        "earlier prompt",
+        "src/lib.rs",
+        "+new",
+        "earlier answer",
+        "Compacted the conversation",
+        "context 75%",
+    ] {
+        assert!(shown.contains(s), "{s} missing:\n{shown}");
+    }
+    assert!(a.commands.is_empty(), "a replayed prompt is not sent again");
+    for (typed, expected) in [
+        (
+            "/compact the parser",
+            Command::Compact(Some("the parser".into())),
+        ),
+        (
+            "/undo",
+            Command::Undo {
+                redo: false,
+                force: false,
+            },
+        ),
+        (
+            "/redo force",
+            Command::Undo {
+                redo: true,
+                force: true,
+            },
+        ),
+        ("/rewind 2 code", Command::Rewind(Some((2, "code".into())))),
+        ("/rewind", Command::Rewind(None)),
+        ("/resume abc", Command::Resume("abc".into())),
+        ("/resume", Command::ListSessions),
+        ("/status", Command::Status),
+        ("/cost", Command::Cost),
+    ] {
+        a.commands.clear();
+        a.apply(UiEvent::TurnDone(Ok(())));
+        a.submit(typed.into());
+        assert_eq!(a.commands, vec![expected], "{typed}");
+    }
+}
