@@ -89,7 +89,8 @@ pub fn new_surface(
 /// What a session knows of its model besides the connection.
 #[derive(Debug, Clone, Copy)]
 pub struct ModelFacts {
-    pub window: u64,
+    /// `None`: not known (compaction waits for the server to say so).
+    pub window: Option<u64>,
     pub prices: Option<crate::llm::Prices>,
 }
 
@@ -405,6 +406,7 @@ pub async fn run(
             "instructions_files": instructions,
             "resumed": resume.is_some(),
             "context_window": session.context().1,
+            "context_window_known": session.context().2,
         }));
     }
     let on_event = |ev: AgentEvent| {

@@ -59,6 +59,15 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
     let overrides = flags.over(Overrides::from_env()?);
     let mut config = Config::load(Paths::from_env()?, &cwd, overrides)?;
     agent::session::set_log_dir(&config.paths.data_dir);
+    // Writes a crash interrupted leave temporary files; this start removes them.
+    let journal = config.paths.data_dir.join("writes");
+    agent::tools::Journal::set_dir(journal.clone());
+    let removed = agent::tools::Journal::clean(&journal);
+    if removed > 0 {
+        agent::session::log(&format!(
+            "removed {removed} temporary file(s) of writes an earlier run did not finish"
+        ));
+    }
     let grant = matches!(cli.command, Some(Command::Trust { yes: true, .. }));
     if (cli.trust_project || grant)
         && let Err(e) = config.trust_project()

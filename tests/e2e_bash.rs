@@ -6,7 +6,7 @@ mod support;
 
 use serde_json::json;
 use support::mock_llm::{MockLlm, Reply, Step, call};
-use support::project::{Project, Wire, result_texts};
+use support::project::{Project, Wire, result_texts, rounds};
 
 /// Runs one tool call (then a final answer) and returns what the model got.
 fn one_call(p: &Project, name: &str, args: serde_json::Value, extra: &[&str]) -> String {
@@ -373,4 +373,22 @@ fn commands_die_with_the_agent_even_when_it_is_killed() {
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+}
+
+#[test]
+fn a_command_longer_than_the_kernel_takes_as_an_argument_still_runs() {
+    let p = Project::new();
+    // 300 KB in one command: over the 128 KiB the kernel allows one argument.
+    let long = format!("printf %s '{}' | wc -c", "a".repeat(300_000));
+    let (_mock, results) = rounds(
+        &p,
+        Wire::OpenAi,
+        vec![("bash", json!({"command": long}))],
+        &["--yolo"],
+    );
+    assert!(
+        results[0].starts_with("300000"),
+        "{}",
+        &results[0][..results[0].len().min(300)]
+    );
 }

@@ -480,3 +480,121 @@ fn todos_keep_the_latest_whole_list() {
         "item 1 has no content; give each task a short line of text"
     );
 }
+
+#[test]
+fn a_write_a_crash_interrupted_leaves_nothing_behind_and_no_tool_sees_its_temp_file() {
+    let p = Project::new();
+    p.file("a.txt", "alpha\n");
+    // What `kill -9` mid-write leaves: the temporary file beside the target
+    // and the journal entry of a process that is gone.
+    let dead = std::process::Command::new("true").spawn().unwrap();
+    let pid = dead.id();
+    let mut dead = dead;
+    dead.wait().unwrap();
+    let tmp = p.root().join(format!(".agent-write-{pid}-0123abcd"));
+    std::fs::write(&tmp, "x".repeat(3_000_000)).unwrap();
+    // A second temp file that is in use by a live writer (this test) stays.
+    let live = p
+        .root()
+        .join(format!(".agent-write-{}-4567", std::process::id()));
+    std::fs::write(&live, "busy").unwrap();
+    let journal = p.home().join("data/writes");
+    std::fs::create_dir_all(&journal).unwrap();
+    std::fs::write(journal.join(format!("{pid}-1")), tmp.to_str().unwrap()).unwrap();
+    std::fs::write(
+        journal.join(format!("{}-2", std::process::id())),
+        live.to_str().unwrap(),
+    )
+    .unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools(vec![
+            call("l", "ls", json!({})),
+            call("g", "glob", json!({"pattern": "**/*"})),
+            call("r", "grep", json!({"pattern": "busy"})),
+        ])),
+        Step::Reply(Reply::text("done")),
+    ]);
+    p.run(&mock, Wire::OpenAi, "look", &[]).assert_ok();
+    assert!(
+        !tmp.exists(),
+        "the interrupted write's temp file is removed"
+    );
+    assert!(!journal.join(format!("{pid}-1")).exists());
+    assert!(live.exists(), "a live writer's temp file is left alone");
+    for r in result_texts(&mock.requests()[1]) {
+        assert!(
+            !r.contains(".agent-write-"),
+            "a tool showed a temp file: {r}"
+        );
+    }
+}
+
+#[test]
+fn write_over_a_file_deleted_since_it_was_read_asks_for_intent() {
+    let p = Project::new();
+    p.file("gone.txt", "old\n");
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools(vec![call(
+            "v",
+            "view",
+            json!({"path": "gone.txt"}),
+        )])),
+        Step::Reply(Reply::tools(vec![call(
+            "d",
+            "bash",
+            json!({"command": "rm gone.txt"}),
+        )])),
+        Step::Reply(Reply::tools(vec![call(
+            "w1",
+            "write",
+            json!({"path": "gone.txt", "content": "new\n"}),
+        )])),
+        Step::Reply(Reply::tools(vec![call(
+            "w2",
+            "write",
+            json!({"path": "gone.txt", "content": "new\n"}),
+        )])),
+        Step::Reply(Reply::text("done")),
+    ]);
+    p.run(&mock, Wire::OpenAi, "go", &["--yolo"]).assert_ok();
+    let first = result_texts(&mock.requests()[3]);
+    assert!(
+        first[0].contains("was deleted since you read it")
+            && first[0].contains("call `write` again"),
+        "{first:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.root().join("gone.txt")).unwrap(),
+        "new\n",
+        "the second write, deliberate, creates it"
+    );
+}
+
+#[test]
+fn write_replaces_a_file_that_is_not_utf8_once_it_was_read() {
+    let p = Project::new();
+    std::fs::write(p.root().join("latin1.txt"), b"caf\xe9\n").unwrap();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools(vec![call(
+            "v",
+            "view",
+            json!({"path": "latin1.txt"}),
+        )])),
+        Step::Reply(Reply::tools(vec![call(
+            "w",
+            "write",
+            json!({"path": "latin1.txt", "content": "café\n"}),
+        )])),
+        Step::Reply(Reply::text("done")),
+    ]);
+    p.run(&mock, Wire::OpenAi, "go", &["--yolo"]).assert_ok();
+    assert!(
+        result_texts(&mock.requests()[2])[0].starts_with("Overwrote"),
+        "{:?}",
+        result_texts(&mock.requests()[2])
+    );
+    assert_eq!(
+        std::fs::read(p.root().join("latin1.txt")).unwrap(),
+        "café\n".as_bytes()
+    );
+}

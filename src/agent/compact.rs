@@ -33,6 +33,24 @@ pub fn message_bytes(m: &Message) -> u64 {
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {
     pub window: u64,
+    /// Configured, built in or learned from the server's refusal; an
+    /// assumed window never triggers compaction by itself.
+    pub known: bool,
+}
+
+impl Budget {
+    pub fn of(window: Option<u64>) -> Budget {
+        match window {
+            Some(w) => Budget {
+                window: w.max(1_000),
+                known: true,
+            },
+            None => Budget {
+                window: crate::config::DEFAULT_CONTEXT_WINDOW,
+                known: false,
+            },
+        }
+    }
 }
 
 impl Budget {

@@ -77,6 +77,8 @@ pub enum AgentEvent {
     Context {
         tokens: u64,
         window: u64,
+        /// The window is configured, built in or learned; else assumed.
+        known: bool,
     },
     /// The conversation was compacted to fit the window.
     Compacted {
@@ -199,9 +201,7 @@ impl Session {
             sizes: Vec::new(),
             fixed_bytes: 0,
             calibration: 1000,
-            budget: Budget {
-                window: crate::config::DEFAULT_CONTEXT_WINDOW,
-            },
+            budget: Budget::of(None),
             conversation: Conversation {
                 id: Conversation::new_id(),
                 epoch: 0,
@@ -229,10 +229,8 @@ impl Session {
     }
 
     /// The model's context window (tokens) and prices.
-    pub fn with_model_facts(mut self, window: u64, prices: Option<Prices>) -> Session {
-        self.budget = Budget {
-            window: window.max(1_000),
-        };
+    pub fn with_model_facts(mut self, window: Option<u64>, prices: Option<Prices>) -> Session {
+        self.budget = Budget::of(window);
         self.prices = prices;
         self
     }
@@ -329,7 +327,7 @@ impl Session {
     pub fn set_provider(
         &mut self,
         provider: Arc<dyn Provider>,
-        window: u64,
+        window: Option<u64>,
         prices: Option<Prices>,
     ) {
         if let Some(d) = &self.surface.context().delegate {
@@ -341,9 +339,7 @@ impl Session {
             model: m.to_string(),
         });
         self.provider = provider;
-        self.budget = Budget {
-            window: window.max(1_000),
-        };
+        self.budget = Budget::of(window);
         self.prices = prices;
         self.calibration = 1000;
     }
@@ -356,9 +352,10 @@ impl Session {
         self.provider.as_ref()
     }
 
-    /// The estimated size of the next request, in tokens, and the window.
-    pub fn context(&self) -> (u64, u64) {
-        (self.estimate(), self.budget.window)
+    /// The estimated size of the next request, in tokens, the window, and
+    /// whether the window is known (not assumed).
+    pub fn context(&self) -> (u64, u64, bool) {
+        (self.estimate(), self.budget.window, self.budget.known)
     }
 
     fn estimate(&self) -> u64 {
@@ -470,7 +467,7 @@ impl Session {
             let grown = self
                 .compacted_to
                 .is_none_or(|to| self.estimate() > to + self.budget.window / 10);
-            if self.estimate() > self.budget.limit() && grown {
+            if self.budget.known && self.estimate() > self.budget.limit() && grown {
                 self.compact(
                     None,
                     "the conversation outgrew the context window",
@@ -482,6 +479,7 @@ impl Session {
             on_event(AgentEvent::Context {
                 tokens: self.estimate(),
                 window: self.budget.window,
+                known: self.budget.known,
             });
             let estimated = self.estimate();
             let completion = match self.request(on_event, cancel).await {
@@ -491,6 +489,13 @@ impl Session {
                 // once and try the same step again.
                 Err(e) if e.is_context_overflow() && !overflowed => {
                     overflowed = true;
+                    // What the server refused is more than its window.
+                    if !self.budget.known || estimated < self.budget.window {
+                        self.budget = Budget {
+                            window: (estimated * 9 / 10).max(1_000),
+                            known: true,
+                        };
+                    }
                     self.compact(None, &e.to_string(), on_event, cancel).await?;
                     step -= 1;
                     continue;

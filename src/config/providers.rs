@@ -37,13 +37,16 @@ pub struct ResolvedProvider {
     pub thinking_budget: Option<u32>,
     /// USD per million tokens, when known.
     pub prices: Option<Prices>,
-    /// Tokens the model can take in one request (prompt and answer).
-    pub context_window: u64,
+    /// Tokens the model can take in one request (prompt and answer), when
+    /// known (configured, or a model of the built-in table).
+    pub context_window: Option<u64>,
 }
 
-/// The window of a model nobody described (set `context_window` for it):
-/// what most models served today take. A smaller server says so with a
-/// context-length error, which compacts the conversation and tries again.
+/// The window assumed for sizing a compaction of a model whose window is
+/// not known. No compaction happens before the server says the
+/// conversation is too long (a guess would compact too early for large
+/// models and too late for small ones); after that, the size it refused
+/// is the window.
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 
 pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
@@ -262,8 +265,7 @@ impl ProviderTable {
             context_window: def
                 .context_window
                 .or_else(|| known_window(&model_for_price))
-                .unwrap_or(DEFAULT_CONTEXT_WINDOW)
-                .max(1_000),
+                .map(|w| w.max(1_000)),
         })
     }
 

@@ -139,6 +139,10 @@ const QUIET_ENV: &[(&str, &str)] = &[
     ("AGENT", "1"),
 ];
 
+/// Longest command passed to bash as an argument (the kernel's limit for
+/// one is 128 KiB, with its terminating NUL).
+const MAX_ARGUMENT: usize = 100 * 1024;
+
 /// The shell to run commands with: bash when present.
 pub fn shell() -> &'static str {
     if Path::new("/bin/bash").exists() {
@@ -168,9 +172,31 @@ impl Process {
     pub fn spawn(command: &str, cwd: &Path, sandbox: &Sandbox) -> std::io::Result<Process> {
         let (reader, writer) = std::io::pipe()?;
         let mut cmd = tokio::process::Command::new(shell());
-        cmd.arg("-c")
-            .arg(command)
-            .current_dir(cwd)
+        // The kernel refuses one argument over 128 KiB (E2BIG): a longer
+        // command reaches bash through a pipe it inherits instead, with the
+        // same sandbox and process group.
+        let script = if command.len() > MAX_ARGUMENT {
+            let (r, w) = std::io::pipe()?;
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&r);
+            cmd.arg("-c").arg(format!(
+                "__agent_command=$(cat <&{fd}) && exec {fd}<&- && eval \"$__agent_command\""
+            ));
+            // SAFETY: in the child between fork and exec, one fcntl on a
+            // descriptor it inherited: only this command gets the pipe.
+            unsafe {
+                cmd.pre_exec(move || {
+                    if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+            Some((r, w))
+        } else {
+            cmd.arg("-c").arg(command);
+            None
+        };
+        cmd.current_dir(cwd)
             .stdin(Stdio::null())
             .stdout(writer.try_clone()?)
             .stderr(writer)
@@ -187,6 +213,14 @@ impl Process {
         // `cmd` holds the parent's copies of the write end; drop it so EOF
         // arrives when the last child process closes its copy.
         drop(cmd);
+        if let Some((r, mut w)) = script {
+            drop(r);
+            let text = command.to_string();
+            // Blocks until bash has read it all (or exited: EPIPE).
+            std::thread::spawn(move || {
+                let _ = std::io::Write::write_all(&mut w, text.as_bytes());
+            });
+        }
         drop(report_w);
         let pgid = child.id().map(|p| p as i32).unwrap_or(0);
         let shared = Arc::new(Shared {

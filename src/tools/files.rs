@@ -126,16 +126,59 @@ pub fn read_checked(ctx: &ToolContext, path: &Path) -> Result<Original, ToolErro
 
 /// Reads a file that may not exist yet (for `write`): `None` when it does not.
 pub fn read_existing(ctx: &ToolContext, path: &Path) -> Result<Option<Original>, ToolError> {
-    if !path.exists() {
+    let shown = ctx.workspace.display(path);
+    if std::fs::symlink_metadata(path).is_err() {
+        // Read once, gone now: someone (or a command) deleted it. Writing it
+        // back blind could undo their deletion; the next `write` is taken
+        // as meaning it.
+        if ctx.tracker.last_read(path).is_some() {
+            ctx.tracker.forget(path);
+            return Err(ToolError::new(format!(
+                "`{shown}` was deleted since you read it (by the person or a command); nothing was written. \
+                 If you mean to create it again, call `write` again: it will create it"
+            )));
+        }
         return Ok(None);
     }
     if path.is_dir() {
+        return Err(ToolError::new(format!("`{shown}` is a directory")));
+    }
+    // `write` replaces the whole content, so a file that is not UTF-8 text
+    // (which `edit` cannot change) may be overwritten once it was read.
+    match read_checked(ctx, path) {
+        Err(e) if e.0.contains("is not valid UTF-8 text") => {
+            read_checked_bytes(ctx, path).map(Some)
+        }
+        other => other.map(Some),
+    }
+}
+
+/// [`read_checked`] for a file that is not text: its bytes, no decoding.
+fn read_checked_bytes(ctx: &ToolContext, path: &Path) -> Result<Original, ToolError> {
+    let shown = ctx.workspace.display(path);
+    let Some(seen) = ctx.tracker.last_read(path) else {
         return Err(ToolError::new(format!(
-            "`{}` is a directory",
-            ctx.workspace.display(path)
+            "you must read `{shown}` before overwriting it; use `view` first"
+        )));
+    };
+    let meta = std::fs::metadata(path)
+        .map_err(|e| ToolError::new(format!("cannot read `{shown}`: {e}")))?;
+    let bytes =
+        std::fs::read(path).map_err(|e| ToolError::new(format!("cannot read `{shown}`: {e}")))?;
+    let now = FileStamp::of(&meta, &bytes);
+    if !seen.unchanged(&now, &bytes) {
+        return Err(ToolError::new(format!(
+            "`{shown}` was modified since you last read it; view it again before changing it"
         )));
     }
-    read_checked(ctx, path).map(Some)
+    Ok(Original {
+        text: String::new(),
+        bom: false,
+        crlf: false,
+        bytes,
+        mode: Some(meta.permissions().mode()),
+        stamp: now,
+    })
 }
 
 /// One lock per file, so a check and its write cannot interleave with
@@ -153,6 +196,85 @@ impl FileLocks {
             Arc::clone(map.entry(path.to_path_buf()).or_default())
         };
         lock.lock_owned().await
+    }
+}
+
+/// How the temporary file of every write starts (then the writer's pid).
+pub const TEMP_PREFIX: &str = ".agent-write-";
+
+static JOURNAL: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Writes in progress, one small file each under `<data>/writes/`, named
+/// `<pid>-<uuid>` and holding the temporary file's path: a process killed
+/// mid-write (even by `kill -9`) leaves its entry, and the next start
+/// removes the temporary file it names. Scanning the project instead would
+/// cost every start a walk of the whole tree.
+pub struct Journal(Option<PathBuf>);
+
+impl Journal {
+    /// Where entries go; set once at start.
+    pub fn set_dir(dir: PathBuf) {
+        let _ = JOURNAL.set(dir);
+    }
+
+    fn note(tmp: &Path) -> Journal {
+        let Some(dir) = JOURNAL.get() else {
+            return Journal(None);
+        };
+        let entry = dir.join(format!(
+            "{}-{}",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        ));
+        let written = std::fs::create_dir_all(dir)
+            .and_then(|()| std::fs::write(&entry, tmp.as_os_str().as_encoded_bytes()));
+        Journal(written.is_ok().then_some(entry))
+    }
+
+    /// Removes the temporary files of writes whose process is gone;
+    /// returns how many.
+    pub fn clean(dir: &Path) -> usize {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return 0;
+        };
+        let mut removed = 0;
+        for e in entries.filter_map(Result::ok) {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
+                continue;
+            };
+            // SAFETY: signal 0 only checks that the process exists.
+            let alive = unsafe { libc::kill(pid, 0) } == 0
+                || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+            if alive {
+                continue;
+            }
+            if let Ok(bytes) = std::fs::read(e.path()) {
+                let tmp = PathBuf::from(std::ffi::OsString::from(
+                    String::from_utf8_lossy(&bytes).into_owned(),
+                ));
+                let ours = tmp
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(TEMP_PREFIX));
+                // Never through a link: only the regular file we created.
+                if ours
+                    && std::fs::symlink_metadata(&tmp).is_ok_and(|m| m.file_type().is_file())
+                    && std::fs::remove_file(&tmp).is_ok()
+                {
+                    removed += 1;
+                }
+            }
+            let _ = std::fs::remove_file(e.path());
+        }
+        removed
+    }
+}
+
+impl Drop for Journal {
+    fn drop(&mut self) {
+        if let Some(entry) = &self.0 {
+            let _ = std::fs::remove_file(entry);
+        }
     }
 }
 
@@ -219,8 +341,14 @@ pub fn write_atomic(
             reached.display()
         )));
     }
-    let tmp_name =
-        std::ffi::CString::new(format!(".agent-write-{}", uuid::Uuid::new_v4().simple()))?;
+    let tmp = format!(
+        "{TEMP_PREFIX}{}-{}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    );
+    let tmp_name = std::ffi::CString::new(tmp.as_str())?;
+    // Where it is, for the next start to remove if this process dies first.
+    let journal = Journal::note(&reached.join(&tmp));
     // New files get the usual 0666 minus umask.
     // SAFETY: openat relative to a directory descriptor we own.
     let fd = unsafe {
@@ -259,8 +387,10 @@ pub fn write_atomic(
     if let Err(e) = written {
         // SAFETY: removes our own temporary file, relative to its directory.
         unsafe { libc::unlinkat(dir.as_raw_fd(), tmp_name.as_ptr(), 0) };
+        drop(journal);
         return Err(e);
     }
+    drop(journal);
     // Make the rename itself durable.
     let _ = dir.sync_all();
     Ok(())

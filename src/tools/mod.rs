@@ -9,7 +9,7 @@ mod edit;
 mod external;
 mod fetch;
 mod files;
-pub use files::read_project_file;
+pub use files::{Journal, read_project_file};
 mod glob;
 mod grep;
 pub mod history;
@@ -183,7 +183,9 @@ impl ToolContext {
         let mut w = workspace::walker(path);
         let rules = Arc::clone(&self.rules);
         if rules.denies_reads() {
-            w.filter_entry(move |e| e.file_name() != ".git" && !rules.denies_read(e.path()));
+            w.filter_entry(move |e| {
+                !workspace::skipped(e.file_name()) && !rules.denies_read(e.path())
+            });
         }
         w
     }

@@ -118,8 +118,17 @@ impl Workspace {
 pub fn walker(path: &Path) -> ignore::WalkBuilder {
     let mut w = ignore::WalkBuilder::new(path);
     w.require_git(false)
-        .filter_entry(|e| e.file_name() != ".git");
+        .filter_entry(|e| !skipped(e.file_name()));
     w
+}
+
+/// What no walk shows: `.git`, and the temporary file of a write in
+/// progress (or of one a crash interrupted, until the next start removes it).
+pub fn skipped(name: &std::ffi::OsStr) -> bool {
+    name == ".git"
+        || name
+            .as_encoded_bytes()
+            .starts_with(super::files::TEMP_PREFIX.as_bytes())
 }
 
 #[cfg(test)]

@@ -92,8 +92,9 @@ pub struct Status {
     pub model: String,
     /// USD per million tokens, when known.
     pub prices: Option<crate::llm::Prices>,
-    /// Estimated tokens of the next request, and the model's window.
-    pub context: Option<(u64, u64)>,
+    /// Estimated tokens of the next request, and the model's window when
+    /// known.
+    pub context: Option<(u64, Option<u64>)>,
     pub session: String,
     /// Language servers and their state.
     pub servers: Vec<(String, String)>,
@@ -523,7 +524,11 @@ impl App {
                 }
             }
             AgentEvent::Usage { total, .. } => self.usage = total,
-            AgentEvent::Context { tokens, window } => self.status.context = Some((tokens, window)),
+            AgentEvent::Context {
+                tokens,
+                window,
+                known,
+            } => self.status.context = Some((tokens, known.then_some(window))),
             AgentEvent::Compacted {
                 before,
                 after,
@@ -791,14 +796,21 @@ impl App {
         if let Some(prices) = self.status.prices {
             spans.push(Span::raw(format!("${:.4} ", prices.cost(u))));
         }
-        if let Some((tokens, window)) = self.status.context {
-            let pct = (tokens * 100 / window.max(1)).min(999);
-            let color = if pct >= 80 {
-                Color::Yellow
-            } else {
-                Color::DarkGray
-            };
-            spans.push(Span::styled(format!("context {pct}% "), t.fg(color)));
+        match self.status.context {
+            Some((tokens, Some(window))) => {
+                let pct = (tokens * 100 / window.max(1)).min(999);
+                let color = if pct >= 80 {
+                    Color::Yellow
+                } else {
+                    Color::DarkGray
+                };
+                spans.push(Span::styled(format!("context {pct}% "), t.fg(color)));
+            }
+            Some((tokens, None)) => spans.push(Span::styled(
+                format!("context ~{} ", k(tokens)),
+                t.fg(Color::DarkGray),
+            )),
+            None => {}
         }
         for (name, state) in &self.status.servers {
             let (mark, color) = if state == "running" {

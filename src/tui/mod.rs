@@ -537,10 +537,11 @@ async fn agent_task(
                     .compact_now(focus.as_deref(), &on_event, &turn)
                     .await
                     .map_err(|e| e.to_string());
-                let (tokens, window) = session.context();
+                let (tokens, window, known) = session.context();
                 let _ = ui.send(UiEvent::Agent(crate::agent::AgentEvent::Context {
                     tokens,
                     window,
+                    known,
                 }));
                 let _ = ui.send(UiEvent::TurnDone(r));
             }
@@ -588,7 +589,7 @@ async fn agent_task(
             }
             Command::Status => {
                 let (p, m) = session.provider().describe();
-                let (tokens, window) = session.context();
+                let (tokens, window, known) = session.context();
                 let rules = config.rule_set();
                 let files = crate::agent::instructions_files(
                     &config.workspace,
@@ -596,10 +597,14 @@ async fn agent_task(
                     &|p| rules.denies_read(p),
                 );
                 let mut t = format!(
-                    "session {}\nlog {}\nmodel {p} · {m}\ncontext ~{tokens} of {window} tokens ({}%)\nturns {}, tool calls {}\ninstructions: {}",
+                    "session {}\nlog {}\nmodel {p} · {m}\ncontext ~{tokens} tokens{}\nturns {}, tool calls {}\ninstructions: {}",
                     session.id,
                     crate::session::log_path(&config.paths.data_dir, &session.id).display(),
-                    tokens * 100 / window.max(1),
+                    if known {
+                        format!(" of {window} ({}%)", tokens * 100 / window.max(1))
+                    } else {
+                        " (the model's window is not known: set `context_window` in [providers.<id>] to compact before it is full)".to_string()
+                    },
                     session.turns(),
                     session.tool_calls(),
                     if files.is_empty() {
