@@ -635,6 +635,7 @@ fn a_resumed_transcript_is_drawn_as_cells_and_slash_commands_reach_the_agent() {
         AgentEvent::Context {
             tokens: 12000,
             window: 16000,
+            known: true,
         },
     );
     let shown = screen(&mut a, 100, 20, now);
