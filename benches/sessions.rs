@@ -182,10 +182,16 @@ fn step_cost() {
 fn step_cost_of(binary: Option<&std::ffi::OsString>, name: &str) {
     let binary = binary.map(|b| b.as_os_str());
     let p = Project::new();
-    // No compaction: the cost of carrying the whole history is measured.
-    p.user_config(&format!(
-        "{FAST_LLM}[providers.openai]\ncontext_window = 100000000\n[providers.anthropic]\ncontext_window = 100000000\n"
-    ));
+    if binary.is_some() {
+        // An earlier build: it may not know `context_window` (and it does
+        // not compact).
+        p.user_config(FAST_LLM);
+    } else {
+        // No compaction: the cost of carrying the whole history is measured.
+        p.user_config(&format!(
+            "{FAST_LLM}[providers.openai]\ncontext_window = 100000000\n[providers.anthropic]\ncontext_window = 100000000\n"
+        ));
+    }
     let line = format!("{}\n", "y".repeat(99));
     p.file("big.txt", &line.repeat(100));
     // The least of several runs: CPU noise only ever adds.

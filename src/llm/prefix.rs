@@ -43,6 +43,8 @@ struct Kept {
 #[derive(Default)]
 pub(crate) struct EncodedPrefix {
     kept: Mutex<Option<Kept>>,
+    /// Messages encoded so far (a test sees the work stay flat).
+    encoded: std::sync::atomic::AtomicUsize,
 }
 
 impl EncodedPrefix {
@@ -79,6 +81,9 @@ impl EncodedPrefix {
         };
         let mut part = Vec::new();
         let last = messages.len().saturating_sub(1);
+        let fresh = last.saturating_sub(count.min(last)) + usize::from(!messages.is_empty());
+        self.encoded
+            .fetch_add(fresh, std::sync::atomic::Ordering::Relaxed);
         for m in &messages[count.min(last)..last] {
             part.clear();
             encode(m, false, &mut part)?;
@@ -152,6 +157,24 @@ mod tests {
 
     fn open() -> Vec<u8> {
         open_array(br#"{"model":"m"}"#.to_vec(), "messages")
+    }
+
+    #[test]
+    fn a_growing_conversation_encodes_each_message_about_once() {
+        let p = EncodedPrefix::default();
+        let c = Conversation { id: 7, epoch: 0 };
+        let mut m = Vec::new();
+        for i in 0..300 {
+            m.push(Message::user(format!("message {i}")));
+            let body = p.body(Some(c), open(), false, &m, &enc).unwrap();
+            assert!(body.ends_with(format!("\"message {i}*\"]}}").as_bytes()));
+        }
+        // Each request: the new message once, and the last one again.
+        let n = p.encoded.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(n < 2 * 300, "{n} encodings for 300 requests");
+        let full = String::from_utf8(p.body(None, open(), false, &m, &enc).unwrap().to_vec()).unwrap();
+        let cached = String::from_utf8(p.body(Some(c), open(), false, &m, &enc).unwrap().to_vec()).unwrap();
+        assert_eq!(full, cached, "the kept body is the body");
     }
 
     #[test]
