@@ -1,7 +1,7 @@
 //! Provider-neutral conversation types and stream events, and the clients
 //! that speak each wire protocol: OpenAI-compatible Chat Completions
 //! (`openai.rs`) and Anthropic Messages (`anthropic.rs`). `transport.rs` owns
-//! what both share: HTTP, SSE reading, idle timeouts, retries and the mapping
+//! what both share: HTTP, SSE reading, time limits, retries and the mapping
 //! of HTTP failures to errors a person can act on. Nothing here knows about
 //! tools beyond their name, description and schema.
 
@@ -140,6 +140,15 @@ pub struct Completion {
 pub enum StreamEvent {
     TextDelta(String),
     ThinkingDelta(String),
+    /// The deltas shown so far belong to a response that broke off and is
+    /// being requested again as attempt `attempt` of at most `of`: a front
+    /// end drops them; the new attempt streams the message afresh. Always
+    /// followed by `Retrying`. Nothing of a withdrawn response was acted on
+    /// (a response is returned, and its tool calls run, only once whole).
+    Withdrawn {
+        attempt: u32,
+        of: u32,
+    },
     /// A failed attempt that will be retried after `delay`.
     Retrying {
         attempt: u32,
@@ -156,7 +165,8 @@ pub trait Provider: Send + Sync {
     fn describe(&self) -> (&str, &str);
 
     /// Streams one response, reporting deltas to `on_event`, and returns it
-    /// whole. Retries transient failures as long as nothing was shown.
+    /// whole. Retries transient failures, also after deltas were shown
+    /// (withdrawing them first with [`StreamEvent::Withdrawn`]).
     fn stream<'a>(
         &'a self,
         request: Request<'a>,

@@ -1,13 +1,28 @@
 //! What both wire protocols share: one POST whose response is an SSE stream,
-//! read with an idle timeout, decoded by a protocol-specific [`Decoder`], and
-//! retried with exponential backoff and jitter (honouring `Retry-After`) while
-//! nothing has been shown to the person yet.
+//! read under three time limits, decoded by a protocol-specific [`Decoder`],
+//! and retried with exponential backoff and jitter (honouring `Retry-After`).
+//!
+//! The time limits, each an `[llm]` key named by the error it causes:
+//! - `first_byte_timeout`: from sending the request to its first event;
+//! - `idle_timeout`: between events once the response has begun;
+//! - `request_timeout`: the whole request, start to end.
+//!
+//! Only an *event* resets a limit: bytes that parse into nothing (a `: ping`
+//! comment) and keep-alive events (Anthropic's `ping`) do not, so a server
+//! that only pings cannot hold a turn forever.
+//!
+//! A response is returned only once it is complete, so no tool call of it
+//! can have run when a broken stream is retried; deltas already shown are
+//! withdrawn first ([`StreamEvent::Withdrawn`]).
 
+use std::collections::HashSet;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 use futures_util::StreamExt;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::sse::{SseEvent, SseParser};
@@ -21,13 +36,35 @@ pub(crate) fn encode(body: &impl serde::Serialize) -> Result<bytes::Bytes, LlmEr
         .map_err(|e| LlmError::Client(format!("cannot encode the request: {e}")))
 }
 
+/// What one SSE event was to the decoder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Seen {
+    /// Part of the response: the time limits start again.
+    Event,
+    /// A keep-alive: proof of a connection, not of progress.
+    KeepAlive,
+    /// The protocol's final event.
+    Final,
+}
+
 /// Turns one protocol's SSE events into stream events and a [`Completion`].
 pub(crate) trait Decoder: Send {
-    /// Handles one event; returns `true` once the protocol's final event came.
-    fn event(&mut self, ev: SseEvent, emit: &mut dyn FnMut(StreamEvent)) -> Result<bool, LlmError>;
+    /// Handles one event.
+    fn event(&mut self, ev: SseEvent, emit: &mut dyn FnMut(StreamEvent)) -> Result<Seen, LlmError>;
     /// Builds the response after the final event or at the end of the body
     /// (`complete` says which); an unfinished stream is an error.
     fn finish(self: Box<Self>, complete: bool) -> Result<Completion, LlmError>;
+}
+
+/// Writes `line` to the warning log the first time `key` is seen in this
+/// process: an unknown event or block type is worth one note, not one per
+/// event.
+pub(crate) fn log_once(key: &str, line: &str) {
+    static SEEN: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    if seen.get_or_insert_default().insert(key.to_string()) {
+        crate::session::log(line);
+    }
 }
 
 pub(crate) struct Transport {
@@ -39,8 +76,9 @@ pub(crate) struct Transport {
     pub headers: HeaderMap,
 }
 
-/// Longest `Retry-After` we will sit through before giving up instead.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
+/// How much of a body that is not an event stream (or of an error body) is
+/// read to report it.
+const MAX_REPORTED_BODY: usize = 64 * 1024;
 
 impl Transport {
     pub fn new(p: &ResolvedProvider, settings: &LlmSettings) -> Result<Transport, LlmError> {
@@ -95,7 +133,9 @@ impl Transport {
         on_event: EventFn<'_>,
         cancel: &CancellationToken,
     ) -> Result<Completion, LlmError> {
+        let s = &self.settings;
         let mut attempt = 0;
+        let mut silent = 0;
         loop {
             attempt += 1;
             let shown = AtomicBool::new(false);
@@ -117,11 +157,28 @@ impl Transport {
                 Ok(c) => return Ok(c),
                 Err(e) => e,
             };
+            if matches!(error, LlmError::FirstByte(_)) {
+                silent += 1;
+            }
             let retry_after = error.retry_after();
-            let may_retry = error.is_transient()
-                && !shown.load(Ordering::Relaxed)
-                && attempt <= self.settings.max_retries
-                && retry_after.is_none_or(|d| d <= MAX_RETRY_AFTER);
+            if let (
+                Some(wait),
+                LlmError::Status {
+                    provider, status, ..
+                },
+            ) = (retry_after, &error)
+                && error.is_transient()
+                && wait > s.max_retry_wait
+            {
+                return Err(LlmError::WaitTooLong {
+                    provider: provider.clone(),
+                    status: *status,
+                    wait,
+                    limit: s.max_retry_wait,
+                });
+            }
+            let may_retry =
+                error.is_transient() && attempt <= s.max_retries && silent <= s.first_byte_retries;
             if !may_retry {
                 return Err(if attempt > 1 && error.is_transient() {
                     LlmError::GaveUp {
@@ -130,6 +187,14 @@ impl Transport {
                     }
                 } else {
                     error
+                });
+            }
+            if shown.load(Ordering::Relaxed) {
+                // Nothing of this response was acted on (it was never
+                // returned); the front end drops what it showed.
+                on_event(StreamEvent::Withdrawn {
+                    attempt: attempt + 1,
+                    of: s.max_retries + 1,
                 });
             }
             let delay = retry_after.unwrap_or_else(|| self.backoff(attempt));
@@ -156,6 +221,24 @@ impl Transport {
         exp.mul_f64(0.5 + fastrand::f64() * 0.5)
     }
 
+    /// Awaits `fut` until `until` (failing with `late`) or the request's
+    /// cap `cap`, whichever comes first.
+    async fn within<F: Future>(
+        &self,
+        fut: F,
+        until: Instant,
+        late: LlmError,
+        cap: Instant,
+    ) -> Result<F::Output, LlmError> {
+        if cap <= until {
+            tokio::time::timeout_at(cap, fut)
+                .await
+                .map_err(|_| LlmError::RequestTimeout(self.settings.request_timeout))
+        } else {
+            tokio::time::timeout_at(until, fut).await.map_err(|_| late)
+        }
+    }
+
     async fn attempt(
         &self,
         url: &str,
@@ -164,7 +247,12 @@ impl Transport {
         mut decoder: Box<dyn Decoder>,
         emit: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<Completion, LlmError> {
-        let response = self
+        let s = &self.settings;
+        let start = Instant::now();
+        let cap = start + s.request_timeout;
+        let first = start + s.first_byte_timeout;
+        let silent = || LlmError::FirstByte(s.first_byte_timeout);
+        let request = self
             .http
             .post(url)
             .headers(self.headers.clone())
@@ -173,37 +261,90 @@ impl Transport {
             .header("accept", "text/event-stream")
             .body(body)
             .send();
-        // A server that accepts but never answers must not hang the turn.
-        let response = tokio::time::timeout(self.settings.idle_timeout, response)
-            .await
-            .map_err(|_| LlmError::Idle(self.settings.idle_timeout))?
+        let response = self
+            .within(request, first, silent(), cap)
+            .await?
             .map_err(|e| LlmError::Connect {
                 url: url.to_string(),
                 message: root_cause(&e),
             })?;
         let status = response.status();
+        let content_type = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        let retry_after = retry_after(response.headers());
+        let mut body = response.bytes_stream();
         if !status.is_success() {
-            let retry_after = retry_after(response.headers());
-            let text = tokio::time::timeout(self.settings.idle_timeout, response.text())
+            let until = Instant::now() + s.idle_timeout;
+            let text = self
+                .within(
+                    read_prefix(&mut body, false),
+                    until,
+                    LlmError::Idle(s.idle_timeout),
+                    cap,
+                )
                 .await
-                .ok()
-                .and_then(Result::ok)
                 .unwrap_or_default();
+            let text = String::from_utf8_lossy(&text);
             return Err(self.status_error(status.as_u16(), url, &text, retry_after));
         }
+        // A missing type is taken on trust; another type is believed only
+        // if the body really starts like an event stream.
+        let mut pending = None;
+        let is_sse = content_type.is_empty()
+            || content_type
+                .to_ascii_lowercase()
+                .starts_with("text/event-stream");
+        if !is_sse {
+            let head = self
+                .within(read_prefix(&mut body, true), first, silent(), cap)
+                .await?;
+            if !looks_like_sse(&head) {
+                return Err(LlmError::NotEventStream {
+                    provider: self.provider.clone(),
+                    status: status.as_u16(),
+                    content_type,
+                    first_line: first_line(&head),
+                });
+            }
+            log_once(
+                &format!("content-type {content_type}"),
+                &format!(
+                    "{} sent an event stream as `{content_type}`; reading it anyway",
+                    self.provider
+                ),
+            );
+            pending = Some(Ok(bytes::Bytes::from(head)));
+        }
         let mut parser = SseParser::default();
-        let mut body = response.bytes_stream();
+        let mut last_event = None;
         loop {
-            let next = tokio::time::timeout(self.settings.idle_timeout, body.next())
-                .await
-                .map_err(|_| LlmError::Idle(self.settings.idle_timeout))?;
+            let next = match pending.take() {
+                Some(chunk) => Some(chunk),
+                None => {
+                    let (until, late) = match last_event {
+                        None => (first, silent()),
+                        Some(at) => (at + s.idle_timeout, LlmError::Idle(s.idle_timeout)),
+                    };
+                    self.within(body.next(), until, late, cap).await?
+                }
+            };
             let Some(chunk) = next else {
                 return decoder.finish(false);
             };
             let chunk = chunk.map_err(|e| LlmError::Stream(root_cause(&e)))?;
-            for event in parser.push(&chunk) {
-                if decoder.event(event, emit)? {
-                    return decoder.finish(true);
+            let events = parser
+                .push(&chunk)
+                .map_err(|e| LlmError::Protocol(e.to_string()))?;
+            for event in events {
+                match decoder.event(event, emit)? {
+                    Seen::Final => return decoder.finish(true),
+                    Seen::Event => last_event = Some(Instant::now()),
+                    Seen::KeepAlive => {}
                 }
             }
         }
@@ -236,6 +377,8 @@ impl Transport {
             "prompt is too long",
             "maximum context",
             "too many tokens",
+            "context size",
+            "context limit",
         ]
         .iter()
         .any(|m| lower.contains(m));
@@ -255,10 +398,7 @@ impl Transport {
                 env: self.key_env.clone(),
                 detail,
             },
-            400 | 404 | 413 | 422 if context => LlmError::ContextLength {
-                model: self.model.clone(),
-                detail,
-            },
+            400 | 404 | 413 | 422 if context => LlmError::ContextLength(detail),
             400 | 404 | 422 if mentions_model && missing => LlmError::UnknownModel {
                 model: self.model.clone(),
                 provider: self.provider.clone(),
@@ -284,6 +424,49 @@ impl Transport {
             }
         }
     }
+}
+
+/// Up to [`MAX_REPORTED_BODY`] bytes of a body (with `line`, only until
+/// its first non-blank line is complete), or what came before it failed:
+/// enough to see what the server said, never unbounded.
+async fn read_prefix<S, E>(body: &mut S, line: bool) -> Vec<u8>
+where
+    S: futures_util::Stream<Item = Result<bytes::Bytes, E>> + Unpin,
+{
+    let mut out: Vec<u8> = Vec::new();
+    while out.len() < MAX_REPORTED_BODY {
+        match body.next().await {
+            Some(Ok(chunk)) => out.extend_from_slice(&chunk),
+            _ => break,
+        }
+        let start = out.iter().position(|b| !b.is_ascii_whitespace());
+        if line && start.is_some_and(|i| out[i..].contains(&b'\n')) {
+            break;
+        }
+    }
+    out
+}
+
+/// Whether a body's first line is an SSE field or comment.
+fn looks_like_sse(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    let line = text
+        .trim_start_matches('\u{FEFF}')
+        .trim_start()
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    ["data:", "event:", ":", "id:", "retry:"]
+        .iter()
+        .any(|p| line.starts_with(p))
+}
+
+/// The first non-blank line of a body, shortened, for an error message.
+fn first_line(head: &[u8]) -> String {
+    let text = String::from_utf8_lossy(head);
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty());
+    super::openai::truncate(line.unwrap_or_default())
 }
 
 /// `error.type`/`error.code` and `error.message` from either vendor's error body.

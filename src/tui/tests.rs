@@ -536,3 +536,33 @@ fn sub_agent_progress_shows_its_latest_steps_then_the_report() {
         "progress replaced by the report:\n{s}"
     );
 }
+
+#[test]
+fn a_withdrawn_partial_answer_is_replaced_by_the_retry() {
+    let mut a = app();
+    a.submit("hi".into());
+    ev(
+        &mut a,
+        AgentEvent::ThinkingDelta {
+            text: "plan".into(),
+        },
+    );
+    ev(
+        &mut a,
+        AgentEvent::TextDelta {
+            text: "half an ans".into(),
+        },
+    );
+    ev(&mut a, AgentEvent::Withdrawn { attempt: 2, of: 5 });
+    ev(
+        &mut a,
+        AgentEvent::TextDelta {
+            text: "the whole answer".into(),
+        },
+    );
+    let s = screen(&mut a, 60, 20, Instant::now());
+    assert!(s.contains("connection lost, retrying (2/5)"), "{s}");
+    assert!(s.contains("the whole answer"), "{s}");
+    assert!(!s.contains("half an ans") && !s.contains("plan"), "{s}");
+    assert!(s.contains("hi"), "the prompt stays:\n{s}");
+}
