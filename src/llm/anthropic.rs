@@ -276,7 +276,7 @@ enum Block {
     Skipped,
 }
 
-struct MessagesDecoder {
+pub(crate) struct MessagesDecoder {
     provider: String,
     blocks: Vec<(u64, Block)>,
     stop: Option<String>,
@@ -284,7 +284,7 @@ struct MessagesDecoder {
 }
 
 impl MessagesDecoder {
-    fn new(provider: String) -> MessagesDecoder {
+    pub(crate) fn new(provider: String) -> MessagesDecoder {
         MessagesDecoder {
             provider,
             blocks: Vec::new(),

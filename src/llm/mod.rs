@@ -7,6 +7,8 @@
 
 mod anthropic;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 mod openai;
 pub mod sse;
 mod transport;

@@ -216,7 +216,7 @@ struct PartialCall {
     arguments: String,
 }
 
-struct ChatDecoder {
+pub(crate) struct ChatDecoder {
     provider: String,
     text: String,
     reasoning: String,
@@ -226,7 +226,7 @@ struct ChatDecoder {
 }
 
 impl ChatDecoder {
-    fn new(provider: String) -> ChatDecoder {
+    pub(crate) fn new(provider: String) -> ChatDecoder {
         ChatDecoder {
             provider,
             text: String::new(),
