@@ -57,7 +57,7 @@ fn a_silent_server_fails_after_the_first_byte_limit_and_one_more_try() {
         );
         assert!(
             run.stderr
-                .contains("no answer from the server within 300 ms")
+                .contains("no response from the server within 300 ms")
                 && run.stderr.contains("[llm] first_byte_timeout_secs"),
             "{wire:?}: {}",
             run.stderr
@@ -83,18 +83,30 @@ fn first_byte_retries_is_the_number_of_tries_after_silence() {
 #[test]
 fn keep_alive_pings_alone_are_not_an_answer() {
     for wire in BOTH {
-        let p = project("first_byte_timeout_secs = 0.4\n");
-        let mock = MockLlm::start(vec![Step::PingsOnly, Step::PingsOnly]);
+        // Pings every 50 ms; only events reset the 0.4 s idle limit.
+        let p = project("idle_timeout_secs = 0.4\n");
+        let mock = MockLlm::start(vec![
+            Step::PingsOnly,
+            Step::PingsOnly,
+            Step::Reply(Reply::text("never asked for")),
+        ]);
         let run = p.run(&mock, wire, "go", &[]);
         assert_eq!(run.code, 1, "{wire:?}: {}", run.stderr);
         assert!(
-            run.stderr.contains("keep-alive pings do not count")
-                && run.stderr.contains("first_byte_timeout_secs")
+            run.stderr
+                .contains("sent no event for 400 ms (keep-alive pings do not count)")
+                && run.stderr.contains("[llm] idle_timeout_secs")
                 && run.stderr.contains("gave up after 2 attempts"),
             "{wire:?}: {}",
             run.stderr
         );
         assert_eq!(mock.requests().len(), 2, "{wire:?}");
+
+        // Once is a hiccup: the next attempt is answered.
+        let mock = MockLlm::start(vec![Step::PingsOnly, Step::Reply(Reply::text("late"))]);
+        let run = p.run(&mock, wire, "go", &[]);
+        run.assert_ok();
+        assert_eq!(run.stdout, "late\n");
     }
 }
 
@@ -141,19 +153,29 @@ fn a_response_that_never_ends_meets_the_request_cap_and_is_not_retried() {
 }
 
 #[test]
-fn a_page_that_is_not_an_event_stream_is_reported_once() {
+fn a_page_that_is_not_an_event_stream_is_asked_once_more_then_reported() {
+    let page = || {
+        status(
+            200,
+            &[("content-type", "text/html; charset=utf-8")],
+            "\n<!DOCTYPE html>\n<html><head><title>Sign in to the proxy</title></head></html>\n",
+        )
+    };
     for wire in BOTH {
         let p = Project::new();
-        let mock = MockLlm::start(vec![
-            status(
-                200,
-                &[("content-type", "text/html; charset=utf-8")],
-                "\n<!DOCTYPE html>\n<html><head><title>Sign in to the proxy</title></head></html>\n",
-            ),
-            Step::Reply(Reply::text("unused")),
-        ]);
+        let mock = MockLlm::start(vec![page(), Step::Reply(Reply::text("it passed"))]);
+        let run = p.run(&mock, wire, "go", &[]);
+        run.assert_ok();
+        assert_eq!(run.stdout, "it passed\n");
+
+        let mock = MockLlm::start(vec![page(), page(), Step::Reply(Reply::text("unused"))]);
         let run = p.run(&mock, wire, "go", &[]);
         assert_eq!(run.code, 1, "{wire:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("gave up after 2 attempts"),
+            "{}",
+            run.stderr
+        );
         assert!(
             run.stderr.contains(
                 "answered HTTP 200 with content type `text/html; charset=utf-8` instead of an event stream: `<!DOCTYPE html>`"
@@ -161,7 +183,11 @@ fn a_page_that_is_not_an_event_stream_is_reported_once() {
             "{wire:?}: {}",
             run.stderr
         );
-        assert_eq!(mock.requests().len(), 1, "{wire:?}: not retried");
+        assert_eq!(
+            mock.requests().len(),
+            2,
+            "{wire:?}: asked once more, not five times"
+        );
         assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
 
         let mock = MockLlm::start(vec![status(

@@ -68,16 +68,18 @@ pub struct LlmSettings {
     pub max_retries: u32,
     pub retry_base: Duration,
     pub retry_max: Duration,
-    /// Longest time without an event once the response has begun
-    /// (`idle_timeout_secs`); keep-alive pings do not count as events.
+    /// Longest time without an event once the response has begun, before
+    /// the first and between two (`idle_timeout_secs`); keep-alive pings do
+    /// not count as events.
     pub idle_timeout: Duration,
     pub connect_timeout: Duration,
-    /// Longest time from sending a request to its first event
+    /// Longest time from sending a request to the response's head
     /// (`first_byte_timeout_secs`).
     pub first_byte_timeout: Duration,
-    /// Attempts after the first for a request that got no event within
-    /// `first_byte_timeout` (`first_byte_retries`): a server silent that long
-    /// rarely answers the next time, so a silent server fails in
+    /// Attempts after the first for a request that got no event at all (no
+    /// head within `first_byte_timeout`, or only pings for `idle_timeout`)
+    /// (`first_byte_retries`): a server silent that long rarely answers the
+    /// next time, so a silent server fails in
     /// `first_byte_timeout × (1 + first_byte_retries)`.
     pub first_byte_retries: u32,
     /// Longest one HTTP request may take from start to end

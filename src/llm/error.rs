@@ -37,12 +37,15 @@ pub enum LlmError {
     Connect { url: String, message: String },
     /// A 2xx answer whose body is not an event stream (a proxy's HTML page,
     /// a JSON error): what came instead.
+    /// `retryable`: not a JSON error that says the request itself is wrong;
+    /// such an answer (a proxy's page) is asked once more, not five times.
     #[error("{provider} answered HTTP {status} with content type `{content_type}` instead of an event stream{}; check base_url (a proxy or login page may be in the way)", first_line_suffix(.first_line))]
     NotEventStream {
         provider: String,
         status: u16,
         content_type: String,
         first_line: String,
+        retryable: bool,
     },
     /// `Retry-After` asks for a longer wait than the settings allow.
     #[error("{}{provider} answered HTTP {status} and asks to wait {}, longer than [llm] max_retry_wait_secs ({}): try again later, or raise that setting", if *.status == 429 { "rate limited; " } else { "" }, human(*.wait), human(*.limit))]
@@ -59,9 +62,15 @@ pub enum LlmError {
     )]
     Idle(Duration),
     #[error(
-        "no answer from the server within {} of the request (keep-alive pings do not count); it may be overloaded or stuck: raise [llm] first_byte_timeout_secs if the model is slow to start", human(*.0)
+        "no response from the server within {} of the request; it may be overloaded or stuck: raise [llm] first_byte_timeout_secs if it is just slow to start", human(*.0)
     )]
     FirstByte(Duration),
+    /// The response began but no event came in the idle limit: nothing, or
+    /// only keep-alive pings.
+    #[error(
+        "the server answered but sent no event for {} (keep-alive pings do not count): raise [llm] idle_timeout_secs if the model is just slow to start", human(*.0)
+    )]
+    NoEvent(Duration),
     #[error(
         "the response took longer than {}, the limit for one request: raise [llm] request_timeout_secs for longer answers", human(*.0)
     )]
@@ -133,8 +142,11 @@ impl LlmError {
             | LlmError::Stream(_)
             | LlmError::Idle(_)
             | LlmError::FirstByte(_)
+            | LlmError::NoEvent(_)
             | LlmError::Incomplete => true,
-            LlmError::Api { retryable, .. } => *retryable,
+            LlmError::Api { retryable, .. } | LlmError::NotEventStream { retryable, .. } => {
+                *retryable
+            }
             _ => false,
         }
     }
@@ -170,6 +182,10 @@ mod tests {
             (
                 LlmError::FirstByte(Duration::from_secs(60)),
                 "first_byte_timeout_secs",
+            ),
+            (
+                LlmError::NoEvent(Duration::from_secs(120)),
+                "idle_timeout_secs",
             ),
             (
                 LlmError::RequestTimeout(Duration::from_secs(600)),

@@ -3,13 +3,17 @@
 //! and retried with exponential backoff and jitter (honouring `Retry-After`).
 //!
 //! The time limits, each an `[llm]` key named by the error it causes:
-//! - `first_byte_timeout`: from sending the request to its first event;
-//! - `idle_timeout`: between events once the response has begun;
-//! - `request_timeout`: the whole request, start to end.
+//! - `first_byte_timeout`: from sending the request to the response's head;
+//! - `idle_timeout`: from the head to the first event, and between events;
+//! - `request_timeout`: the whole request, start to end (not retried).
 //!
-//! Only an *event* resets a limit: bytes that parse into nothing (a `: ping`
-//! comment) and keep-alive events (Anthropic's `ping`) do not, so a server
-//! that only pings cannot hold a turn forever.
+//! Only an *event* restarts the idle limit: bytes that parse into nothing (a
+//! `: ping` comment) and keep-alive events (Anthropic's `ping`) do not, so a
+//! server that only pings cannot hold a turn. A request that got no event at
+//! all (no head in time, or only pings) is tried `first_byte_retries` more
+//! times, not `max_retries`: a server that never answers fails within
+//! `first_byte_timeout × (1 + first_byte_retries)`. An answer that is not an
+//! event stream is asked once more at most.
 //!
 //! A response is returned only once it is complete, so no tool call of it
 //! can have run when a broken stream is retried; deltas already shown are
@@ -135,7 +139,9 @@ impl Transport {
     ) -> Result<Completion, LlmError> {
         let s = &self.settings;
         let mut attempt = 0;
-        let mut silent = 0;
+        // Attempts that got no event at all, and answers that were no stream.
+        let mut unanswered = 0;
+        let mut not_streams = 0;
         loop {
             attempt += 1;
             let shown = AtomicBool::new(false);
@@ -157,8 +163,10 @@ impl Transport {
                 Ok(c) => return Ok(c),
                 Err(e) => e,
             };
-            if matches!(error, LlmError::FirstByte(_)) {
-                silent += 1;
+            match error {
+                LlmError::FirstByte(_) | LlmError::NoEvent(_) => unanswered += 1,
+                LlmError::NotEventStream { .. } => not_streams += 1,
+                _ => {}
             }
             let retry_after = error.retry_after();
             if let (
@@ -177,8 +185,10 @@ impl Transport {
                     limit: s.max_retry_wait,
                 });
             }
-            let may_retry =
-                error.is_transient() && attempt <= s.max_retries && silent <= s.first_byte_retries;
+            let may_retry = error.is_transient()
+                && attempt <= s.max_retries
+                && unanswered <= s.first_byte_retries
+                && not_streams <= 1;
             if !may_retry {
                 return Err(if attempt > 1 && error.is_transient() {
                     LlmError::GaveUp {
@@ -251,7 +261,6 @@ impl Transport {
         let start = Instant::now();
         let cap = start + s.request_timeout;
         let first = start + s.first_byte_timeout;
-        let silent = || LlmError::FirstByte(s.first_byte_timeout);
         let request = self
             .http
             .post(url)
@@ -262,7 +271,12 @@ impl Transport {
             .body(body)
             .send();
         let response = self
-            .within(request, first, silent(), cap)
+            .within(
+                request,
+                first,
+                LlmError::FirstByte(s.first_byte_timeout),
+                cap,
+            )
             .await?
             .map_err(|e| LlmError::Connect {
                 url: url.to_string(),
@@ -301,14 +315,21 @@ impl Transport {
                 .starts_with("text/event-stream");
         if !is_sse {
             let head = self
-                .within(read_prefix(&mut body, true), first, silent(), cap)
+                .within(
+                    read_prefix(&mut body, true),
+                    Instant::now() + s.idle_timeout,
+                    LlmError::NoEvent(s.idle_timeout),
+                    cap,
+                )
                 .await?;
             if !looks_like_sse(&head) {
+                let (kind, _) = error_fields(&String::from_utf8_lossy(&head));
                 return Err(LlmError::NotEventStream {
                     provider: self.provider.clone(),
                     status: status.as_u16(),
                     content_type,
                     first_line: first_line(&head),
+                    retryable: !request_is_wrong(&kind),
                 });
             }
             log_once(
@@ -321,15 +342,19 @@ impl Transport {
             pending = Some(Ok(bytes::Bytes::from(head)));
         }
         let mut parser = SseParser::default();
-        let mut last_event = None;
+        // The idle limit runs from the head until the first event.
+        let mut last_event = Instant::now();
+        let mut any_event = false;
         loop {
             let next = match pending.take() {
                 Some(chunk) => Some(chunk),
                 None => {
-                    let (until, late) = match last_event {
-                        None => (first, silent()),
-                        Some(at) => (at + s.idle_timeout, LlmError::Idle(s.idle_timeout)),
+                    let late = if any_event {
+                        LlmError::Idle(s.idle_timeout)
+                    } else {
+                        LlmError::NoEvent(s.idle_timeout)
                     };
+                    let until = last_event + s.idle_timeout;
                     self.within(body.next(), until, late, cap).await?
                 }
             };
@@ -343,7 +368,10 @@ impl Transport {
             for event in events {
                 match decoder.event(event, emit)? {
                     Seen::Final => return decoder.finish(true),
-                    Seen::Event => last_event = Some(Instant::now()),
+                    Seen::Event => {
+                        last_event = Instant::now();
+                        any_event = true;
+                    }
                     Seen::KeepAlive => {}
                 }
             }
@@ -467,6 +495,21 @@ fn first_line(head: &[u8]) -> String {
     let text = String::from_utf8_lossy(head);
     let line = text.lines().map(str::trim).find(|l| !l.is_empty());
     super::openai::truncate(line.unwrap_or_default())
+}
+
+/// An error kind that says the request itself (or the account) is wrong,
+/// so sending it again cannot help.
+fn request_is_wrong(kind: &str) -> bool {
+    [
+        "invalid_request",
+        "authentication",
+        "permission",
+        "not_found",
+        "insufficient_quota",
+        "billing",
+    ]
+    .iter()
+    .any(|k| kind.contains(k))
 }
 
 /// `error.type`/`error.code` and `error.message` from either vendor's error body.
