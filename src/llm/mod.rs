@@ -1,8 +1,9 @@
 //! Provider-neutral conversation types and stream events, and the clients
 //! that speak each wire protocol: OpenAI-compatible Chat Completions
 //! (`openai.rs`) and Anthropic Messages (`anthropic.rs`). `transport.rs` owns
-//! what both share: HTTP, SSE reading, time limits, retries and the mapping
-//! of HTTP failures to errors a person can act on. Nothing here knows about
+//! what both share: HTTP, SSE reading (`sse.rs`), time limits and retries;
+//! `status.rs` maps answers that are not a good stream to errors a person
+//! can act on. Nothing here knows about
 //! tools beyond their name, description and schema.
 
 mod anthropic;
@@ -11,6 +12,7 @@ mod error;
 pub mod fuzzing;
 mod openai;
 pub mod sse;
+mod status;
 mod transport;
 
 use std::sync::Arc;

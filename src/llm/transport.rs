@@ -22,7 +22,7 @@
 use std::collections::HashSet;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use futures_util::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
@@ -30,6 +30,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::sse::{SseEvent, SseParser};
+use super::status;
 use super::{Completion, EventFn, LlmError, StreamEvent};
 use crate::config::{LlmSettings, ResolvedProvider};
 
@@ -290,7 +291,7 @@ impl Transport {
             .unwrap_or_default()
             .trim()
             .to_string();
-        let retry_after = retry_after(response.headers());
+        let retry_after = status::retry_after(response.headers());
         let mut body = response.bytes_stream();
         if !status.is_success() {
             let until = Instant::now() + s.idle_timeout;
@@ -304,7 +305,18 @@ impl Transport {
                 .await
                 .unwrap_or_default();
             let text = String::from_utf8_lossy(&text);
-            return Err(self.status_error(status.as_u16(), url, &text, retry_after));
+            let who = status::Origin {
+                provider: &self.provider,
+                model: &self.model,
+                key_env: &self.key_env,
+            };
+            return Err(status::status_error(
+                &who,
+                status.as_u16(),
+                url,
+                &text,
+                retry_after,
+            ));
         }
         // A missing type is taken on trust; another type is believed only
         // if the body really starts like an event stream.
@@ -322,15 +334,13 @@ impl Transport {
                     cap,
                 )
                 .await?;
-            if !looks_like_sse(&head) {
-                let (kind, _) = error_fields(&String::from_utf8_lossy(&head));
-                return Err(LlmError::NotEventStream {
-                    provider: self.provider.clone(),
-                    status: status.as_u16(),
+            if !status::looks_like_sse(&head) {
+                return Err(status::not_event_stream(
+                    &self.provider,
+                    status.as_u16(),
                     content_type,
-                    first_line: first_line(&head),
-                    retryable: !request_is_wrong(&kind),
-                });
+                    &head,
+                ));
             }
             log_once(
                 &format!("content-type {content_type}"),
@@ -377,81 +387,6 @@ impl Transport {
             }
         }
     }
-
-    /// Maps an HTTP failure to an error that says what to do.
-    fn status_error(
-        &self,
-        status: u16,
-        url: &str,
-        body: &str,
-        retry_after: Option<Duration>,
-    ) -> LlmError {
-        let (kind, message) = error_fields(body);
-        let detail = if message.is_empty() {
-            body.chars()
-                .take(300)
-                .collect::<String>()
-                .trim()
-                .to_string()
-        } else {
-            message.clone()
-        };
-        let lower = format!("{kind} {message}").to_lowercase();
-        let mentions_model = lower.contains("model");
-        let context = [
-            "context_length",
-            "context length",
-            "context window",
-            "prompt is too long",
-            "maximum context",
-            "too many tokens",
-            "context size",
-            "context limit",
-        ]
-        .iter()
-        .any(|m| lower.contains(m));
-        let missing = [
-            "not found",
-            "not_found",
-            "does not exist",
-            "unknown",
-            "no such",
-        ]
-        .iter()
-        .any(|m| lower.contains(m));
-        match status {
-            401 | 403 => LlmError::Auth {
-                status,
-                provider: self.provider.clone(),
-                env: self.key_env.clone(),
-                detail,
-            },
-            400 | 404 | 413 | 422 if context => LlmError::ContextLength(detail),
-            400 | 404 | 422 if mentions_model && missing => LlmError::UnknownModel {
-                model: self.model.clone(),
-                provider: self.provider.clone(),
-                detail,
-            },
-            _ => {
-                let hint = match status {
-                    404 => {
-                        "check base_url (for kind \"openai\" it includes the version, e.g. /v1; for kind \"anthropic\" it is the host only)"
-                    }
-                    429 => "rate limited; wait a moment or lower your usage",
-                    500.. => "the provider had a problem; try again later",
-                    _ => "",
-                };
-                LlmError::Status {
-                    provider: self.provider.clone(),
-                    status,
-                    url: url.to_string(),
-                    hint: hint.to_string(),
-                    detail,
-                    retry_after,
-                }
-            }
-        }
-    }
 }
 
 /// Up to [`MAX_REPORTED_BODY`] bytes of a body (with `line`, only until
@@ -475,85 +410,6 @@ where
     out
 }
 
-/// Whether a body's first line is an SSE field or comment.
-fn looks_like_sse(head: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(head);
-    let line = text
-        .trim_start_matches('\u{FEFF}')
-        .trim_start()
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    ["data:", "event:", ":", "id:", "retry:"]
-        .iter()
-        .any(|p| line.starts_with(p))
-}
-
-/// The first non-blank line of a body, shortened, for an error message.
-fn first_line(head: &[u8]) -> String {
-    let text = String::from_utf8_lossy(head);
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty());
-    super::openai::truncate(line.unwrap_or_default())
-}
-
-/// An error kind that says the request itself (or the account) is wrong,
-/// so sending it again cannot help.
-fn request_is_wrong(kind: &str) -> bool {
-    [
-        "invalid_request",
-        "authentication",
-        "permission",
-        "not_found",
-        "insufficient_quota",
-        "billing",
-    ]
-    .iter()
-    .any(|k| kind.contains(k))
-}
-
-/// `error.type`/`error.code` and `error.message` from either vendor's error body.
-fn error_fields(body: &str) -> (String, String) {
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(body) else {
-        return (String::new(), String::new());
-    };
-    let err = v.get("error").unwrap_or(&v);
-    let s = |key: &str| {
-        err.get(key)
-            .and_then(|x| x.as_str())
-            .unwrap_or_default()
-            .to_string()
-    };
-    let kind = [s("code"), s("type")]
-        .into_iter()
-        .find(|k| !k.is_empty())
-        .unwrap_or_default();
-    let message = match err {
-        serde_json::Value::String(m) => m.clone(),
-        _ => s("message"),
-    };
-    (kind, message)
-}
-
-/// `retry-after-ms` (OpenAI), else `retry-after` as seconds or an HTTP date.
-fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let get = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-    };
-    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
-        return Duration::try_from_secs_f64(ms / 1000.0).ok();
-    }
-    let value = get("retry-after")?;
-    if let Ok(secs) = value.parse::<f64>() {
-        return Duration::try_from_secs_f64(secs).ok();
-    }
-    let when = httpdate::parse_http_date(value).ok()?;
-    Some(when.duration_since(SystemTime::now()).unwrap_or_default())
-}
-
 /// The innermost cause, which is the part a person can act on
 /// ("Connection refused"), without reqwest's wrapping.
 fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
@@ -562,45 +418,4 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
         cur = next;
     }
     cur.to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn retry_after_forms() {
-        let mut h = HeaderMap::new();
-        h.insert("retry-after", HeaderValue::from_static("2"));
-        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
-        h.insert("retry-after-ms", HeaderValue::from_static("150"));
-        assert_eq!(retry_after(&h), Some(Duration::from_millis(150)));
-        let mut d = HeaderMap::new();
-        let later = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(30));
-        d.insert("retry-after", HeaderValue::from_str(&later).unwrap());
-        let got = retry_after(&d).unwrap();
-        assert!(
-            got > Duration::from_secs(25) && got <= Duration::from_secs(30),
-            "{got:?}"
-        );
-    }
-
-    #[test]
-    fn error_fields_of_both_vendors() {
-        let openai = r#"{"error":{"message":"The model `x` does not exist","type":"invalid_request_error","code":"model_not_found"}}"#;
-        assert_eq!(
-            error_fields(openai),
-            (
-                "model_not_found".into(),
-                "The model `x` does not exist".into()
-            )
-        );
-        let anthropic =
-            r#"{"type":"error","error":{"type":"not_found_error","message":"model: claude-x"}}"#;
-        assert_eq!(
-            error_fields(anthropic),
-            ("not_found_error".into(), "model: claude-x".into())
-        );
-        assert_eq!(error_fields("<html>"), (String::new(), String::new()));
-    }
 }
