@@ -3,8 +3,8 @@
 //! (`openai.rs`) and Anthropic Messages (`anthropic.rs`). `transport.rs` owns
 //! what both share: HTTP, SSE reading (`sse.rs`), time limits and retries;
 //! `status.rs` maps answers that are not a good stream to errors a person
-//! can act on. Nothing here knows about
-//! tools beyond their name, description and schema.
+//! can act on. Nothing here knows about tools beyond their name,
+//! description and schema.
 
 mod anthropic;
 mod error;
