@@ -438,6 +438,9 @@ impl Decoder for MessagesDecoder {
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_string();
+                if super::status::about_context_length(&message.to_lowercase()) {
+                    return Err(LlmError::ContextLength(message));
+                }
                 let retryable = matches!(
                     kind.as_str(),
                     "overloaded_error" | "api_error" | "rate_limit_error"
@@ -731,6 +734,18 @@ mod tests {
                     ..
                 })
             ),
+            "{c:?}"
+        );
+    }
+
+    #[test]
+    fn context_length_error_event_is_its_own_error() {
+        let (c, _) = run(&[(
+            "error",
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#,
+        )]);
+        assert!(
+            matches!(c, Err(LlmError::ContextLength(ref m)) if m.contains("210000")),
             "{c:?}"
         );
     }

@@ -323,6 +323,9 @@ impl Decoder for ChatDecoder {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string();
+            if super::status::about_context_length(&format!("{kind} {message}").to_lowercase()) {
+                return Err(LlmError::ContextLength(message));
+            }
             let retryable = kind.contains("overloaded")
                 || kind.contains("server_error")
                 || kind.contains("rate_limit");
@@ -619,6 +622,14 @@ mod tests {
         );
         let (c, _) = feed(&["{not json"]);
         assert!(matches!(c, Err(LlmError::Protocol(_))));
+    }
+
+    #[test]
+    fn context_length_error_chunk_is_its_own_error() {
+        let (c, _) = feed(&[
+            r#"{"error":{"code":400,"message":"This endpoint's maximum context length is 8192 tokens. However, you requested about 9000 tokens."}}"#,
+        ]);
+        assert!(matches!(c, Err(LlmError::ContextLength(_))), "{c:?}");
     }
 
     #[test]

@@ -36,18 +36,7 @@ pub(super) fn status_error(
     };
     let lower = format!("{kind} {message}").to_lowercase();
     let mentions_model = lower.contains("model");
-    let context = [
-        "context_length",
-        "context length",
-        "context window",
-        "prompt is too long",
-        "maximum context",
-        "too many tokens",
-        "context size",
-        "context limit",
-    ]
-    .iter()
-    .any(|m| lower.contains(m));
+    let context = about_context_length(&lower);
     let missing = [
         "not found",
         "not_found",
@@ -89,6 +78,25 @@ pub(super) fn status_error(
             }
         }
     }
+}
+
+/// Whether an error's type or message (lowercase) says the request is longer
+/// than the model's context: OpenAI's `context_length_exceeded`, "maximum
+/// context length" (OpenAI, vLLM, DeepSeek, OpenRouter), Anthropic's "prompt
+/// is too long", llama.cpp's "exceeds the available context size".
+pub(super) fn about_context_length(lower: &str) -> bool {
+    [
+        "context_length",
+        "context length",
+        "context window",
+        "prompt is too long",
+        "maximum context",
+        "too many tokens",
+        "context size",
+        "context limit",
+    ]
+    .iter()
+    .any(|m| lower.contains(m))
 }
 
 /// A 2xx answer whose body (`head`: its start) is not an event stream.
