@@ -7,7 +7,7 @@
 //! `index`, no `finish_reason` before `[DONE]`, usage in a trailing chunk
 //! with empty `choices`. `tests/streams/` holds such streams as recorded.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use futures_util::future::BoxFuture;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
@@ -220,7 +220,10 @@ pub(crate) struct ChatDecoder {
     provider: String,
     text: String,
     reasoning: String,
+    /// Calls in the order they began.
     calls: BTreeMap<u64, PartialCall>,
+    /// The wire's `index` → the call it currently names.
+    slots: HashMap<u64, u64>,
     finish: Option<String>,
     usage: Usage,
 }
@@ -232,6 +235,7 @@ impl ChatDecoder {
             text: String::new(),
             reasoning: String::new(),
             calls: BTreeMap::new(),
+            slots: HashMap::new(),
             finish: None,
             usage: Usage::default(),
         }
@@ -240,23 +244,39 @@ impl ChatDecoder {
 
 impl ChatDecoder {
     /// One entry of a chunk's `tool_calls`: a new call or more of one.
-    fn call_delta(&mut self, pos: usize, call: &Value) {
+    fn call_delta(&mut self, call: &Value) {
         let id = call.get("id").and_then(as_str);
-        let index = match call.get("index").and_then(Value::as_u64) {
-            Some(i) => i,
-            // Without an index, an id names the call; a new id is a new call,
-            // no id continues the last one.
+        let fresh = self.calls.len() as u64;
+        let key = match call.get("index").and_then(Value::as_u64) {
+            Some(index) => match self.slots.get(&index) {
+                // The same index with another id is another call (servers
+                // that number every whole call 0).
+                Some(&key)
+                    if id.is_some_and(|id| {
+                        let known = &self.calls[&key].id;
+                        !known.is_empty() && known != id
+                    }) =>
+                {
+                    fresh
+                }
+                Some(&key) => key,
+                None => fresh,
+            },
+            // Without an index, an id names the call; a new id is a new
+            // call, no id continues the last one.
             None => match id {
                 Some(id) => self
                     .calls
                     .iter()
                     .find(|(_, c)| c.id == id)
-                    .map(|(i, _)| *i)
-                    .unwrap_or_else(|| self.calls.keys().next_back().map_or(pos as u64, |i| i + 1)),
-                None => self.calls.keys().next_back().copied().unwrap_or(pos as u64),
+                    .map_or(fresh, |(k, _)| *k),
+                None => fresh.saturating_sub(1),
             },
         };
-        let entry = self.calls.entry(index).or_default();
+        if let Some(index) = call.get("index").and_then(Value::as_u64) {
+            self.slots.insert(index, key);
+        }
+        let entry = self.calls.entry(key).or_default();
         if let Some(id) = id {
             entry.id = id.to_string();
         }
@@ -354,8 +374,8 @@ impl Decoder for ChatDecoder {
                 emit(StreamEvent::TextDelta(t.to_string()));
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
-                for (pos, call) in calls.iter().enumerate() {
-                    self.call_delta(pos, call);
+                for call in calls {
+                    self.call_delta(call);
                 }
             }
         }
@@ -579,6 +599,37 @@ mod tests {
         assert_eq!(
             names,
             vec![("view".into(), "{}".into()), ("ls".into(), "{}".into())]
+        );
+    }
+
+    #[test]
+    fn whole_calls_all_numbered_zero_stay_apart() {
+        let (c, _) = feed(&[
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"view","arguments":"{\"path\":\"x\"}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"b","function":{"name":"ls","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
+            "[DONE]",
+        ]);
+        let calls: Vec<(String, String, String)> = c
+            .unwrap()
+            .message
+            .content
+            .into_iter()
+            .map(|c| match c {
+                Content::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                } => (id, name, arguments),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            calls,
+            vec![
+                ("a".into(), "view".into(), r#"{"path":"x"}"#.into()),
+                ("b".into(), "ls".into(), "{}".into())
+            ]
         );
     }
 
