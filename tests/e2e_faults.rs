@@ -95,26 +95,36 @@ fn rate_limit_honours_retry_after() {
 }
 
 #[test]
-fn broken_stream_after_text_was_shown_is_reported_not_retried() {
+fn broken_stream_after_text_was_shown_is_retried_and_the_text_withdrawn() {
     for wire in BOTH {
         let p = Project::new();
-        let mock = MockLlm::start(vec![Step::DropMidStream(Reply::text(
-            "a long answer that breaks off",
-        ))]);
-        let run = p.run(&mock, wire, "go", &[]);
-        assert_eq!(run.code, 1, "{wire:?}");
+        let mock = MockLlm::start(vec![
+            Step::DropMidStream(Reply::text("a long answer that breaks off")),
+            Step::Reply(Reply::text("the answer, whole")),
+        ]);
+        let run = p.run(&mock, wire, "go", &["--output-format", "stream-json"]);
+        run.assert_ok();
+        assert_eq!(mock.requests().len(), 2, "{wire:?}");
+        let lines = run.json_lines();
+        let kinds: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+        let withdrawn = kinds.iter().position(|k| *k == "withdrawn").unwrap();
         assert!(
-            run.stderr.contains("the response stream broke off"),
-            "{wire:?}: {}",
-            run.stderr
+            kinds[..withdrawn].contains(&"text_delta"),
+            "{wire:?}: text came before it was withdrawn: {kinds:?}"
         );
-        assert_eq!(mock.requests().len(), 1);
         assert_eq!(
-            run.stderr.lines().count(),
-            1,
-            "one-line reason: {}",
-            run.stderr
+            lines[withdrawn],
+            json!({"type": "withdrawn", "attempt": 2, "of": 4}),
+            "{wire:?}"
         );
+        assert_eq!(kinds[withdrawn + 1], "retrying", "{wire:?}");
+        let after: String = lines[withdrawn..]
+            .iter()
+            .filter(|l| l["type"] == "text_delta")
+            .map(|l| l["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(after, "the answer, whole", "{wire:?}");
+        assert_eq!(lines.last().unwrap()["result"], "the answer, whole");
     }
 }
 
@@ -202,10 +212,11 @@ fn unknown_model_and_context_length_say_so() {
         assert!(run.stderr.contains("compacted"), "{}", run.stderr);
         assert!(
             run.stderr
-                .contains("no longer fits in the context window of `mock-1`"),
+                .contains("no longer fits in the model's context window"),
             "{}",
             run.stderr
         );
+        assert!(run.stderr.contains("prompt is too long"), "{}", run.stderr);
     }
 }
 

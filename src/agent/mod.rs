@@ -36,6 +36,13 @@ pub enum AgentEvent {
     ThinkingDelta {
         text: String,
     },
+    /// The text and thinking streamed since the last round trip began are
+    /// withdrawn: the response broke off and is requested again (attempt
+    /// `attempt` of at most `of`). Nothing of it was acted on.
+    Withdrawn {
+        attempt: u32,
+        of: u32,
+    },
     Retrying {
         attempt: u32,
         delay_ms: u64,
@@ -638,6 +645,7 @@ impl Session {
             on_event(match ev {
                 StreamEvent::TextDelta(text) => AgentEvent::TextDelta { text },
                 StreamEvent::ThinkingDelta(text) => AgentEvent::ThinkingDelta { text },
+                StreamEvent::Withdrawn { attempt, of } => AgentEvent::Withdrawn { attempt, of },
                 StreamEvent::Retrying {
                     attempt,
                     delay,

@@ -130,6 +130,10 @@ pub struct LlmFile {
     pub retry_max_secs: Option<f64>,
     pub idle_timeout_secs: Option<f64>,
     pub connect_timeout_secs: Option<f64>,
+    pub first_byte_timeout_secs: Option<f64>,
+    pub first_byte_retries: Option<u32>,
+    pub request_timeout_secs: Option<f64>,
+    pub max_retry_wait_secs: Option<f64>,
 }
 
 impl ConfigFile {

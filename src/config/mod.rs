@@ -60,14 +60,34 @@ impl Paths {
     }
 }
 
-/// Settings of the LLM transport.
+/// Settings of the LLM transport. Each time limit is one `[llm]` key, and
+/// the error a limit causes names that key.
 #[derive(Debug, Clone)]
 pub struct LlmSettings {
+    /// Attempts after the first for transient failures (`max_retries`).
     pub max_retries: u32,
     pub retry_base: Duration,
     pub retry_max: Duration,
+    /// Longest time without an event once the response has begun, before
+    /// the first and between two (`idle_timeout_secs`); keep-alive pings do
+    /// not count as events.
     pub idle_timeout: Duration,
     pub connect_timeout: Duration,
+    /// Longest time from sending a request to the response's head
+    /// (`first_byte_timeout_secs`).
+    pub first_byte_timeout: Duration,
+    /// Attempts after the first for a request that got no event at all (no
+    /// head within `first_byte_timeout`, or only pings for `idle_timeout`)
+    /// (`first_byte_retries`): a server silent that long rarely answers the
+    /// next time, so a silent server fails in
+    /// `first_byte_timeout × (1 + first_byte_retries)`.
+    pub first_byte_retries: u32,
+    /// Longest one HTTP request may take from start to end
+    /// (`request_timeout_secs`); not retried.
+    pub request_timeout: Duration,
+    /// Longest `Retry-After` waited for (`max_retry_wait_secs`); a server
+    /// asking for more fails at once, saying how long it asked for.
+    pub max_retry_wait: Duration,
 }
 
 impl Default for LlmSettings {
@@ -78,6 +98,10 @@ impl Default for LlmSettings {
             retry_max: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(120),
             connect_timeout: Duration::from_secs(15),
+            first_byte_timeout: Duration::from_secs(60),
+            first_byte_retries: 1,
+            request_timeout: Duration::from_secs(600),
+            max_retry_wait: Duration::from_secs(120),
         }
     }
 }
@@ -486,6 +510,18 @@ impl Config {
             }
             if let Some(v) = llm.connect_timeout_secs {
                 self.llm.connect_timeout = secs("connect_timeout_secs", v)?;
+            }
+            if let Some(v) = llm.first_byte_timeout_secs {
+                self.llm.first_byte_timeout = secs("first_byte_timeout_secs", v)?;
+            }
+            if let Some(n) = llm.first_byte_retries {
+                self.llm.first_byte_retries = n;
+            }
+            if let Some(v) = llm.request_timeout_secs {
+                self.llm.request_timeout = secs("request_timeout_secs", v)?;
+            }
+            if let Some(v) = llm.max_retry_wait_secs {
+                self.llm.max_retry_wait = secs("max_retry_wait_secs", v)?;
             }
         }
         let providers = if is_project {

@@ -2,7 +2,10 @@
 //! `input_json_delta` fragments, and `thinking` blocks, which are kept with
 //! their signatures and sent back unchanged as the API requires. The system
 //! prompt, tools and newest message carry cache breakpoints, so a long
-//! session re-reads its prefix from the prompt cache.
+//! session re-reads its prefix from the prompt cache. Tool input that comes
+//! whole in `content_block_start` is kept; block, delta and event types this
+//! client does not know (server tools, citations, later additions) are
+//! skipped with one note in the log, never fatal.
 
 use futures_util::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderValue};
@@ -14,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::openai::truncate;
 use super::prefix::{EncodedPrefix, open_array, push_element};
 use super::sse::SseEvent;
-use super::transport::{Decoder, Transport};
+use super::transport::{Decoder, Seen, Transport, log_once};
 use super::{
     Completion, Content, EventFn, LlmError, Message, Provider, Request, Role, StopReason,
     StreamEvent, Usage,
@@ -284,11 +287,16 @@ enum Block {
     ToolUse {
         id: String,
         name: String,
+        /// `input` of `content_block_start` when it was not empty: some
+        /// servers send the whole input there and no deltas.
+        start: String,
         json: String,
     },
+    /// A block type this client does not know; its deltas are dropped.
+    Skipped,
 }
 
-struct MessagesDecoder {
+pub(crate) struct MessagesDecoder {
     provider: String,
     blocks: Vec<(u64, Block)>,
     stop: Option<String>,
@@ -296,7 +304,7 @@ struct MessagesDecoder {
 }
 
 impl MessagesDecoder {
-    fn new(provider: String) -> MessagesDecoder {
+    pub(crate) fn new(provider: String) -> MessagesDecoder {
         MessagesDecoder {
             provider,
             blocks: Vec::new(),
@@ -335,7 +343,10 @@ impl MessagesDecoder {
 }
 
 impl Decoder for MessagesDecoder {
-    fn event(&mut self, ev: SseEvent, emit: &mut dyn FnMut(StreamEvent)) -> Result<bool, LlmError> {
+    fn event(&mut self, ev: SseEvent, emit: &mut dyn FnMut(StreamEvent)) -> Result<Seen, LlmError> {
+        if ev.data.trim().is_empty() {
+            return Ok(Seen::KeepAlive);
+        }
         let v: Value = serde_json::from_str(&ev.data).map_err(|e| {
             LlmError::Protocol(format!("event is not JSON ({e}): {}", truncate(&ev.data)))
         })?;
@@ -351,6 +362,7 @@ impl Decoder for MessagesDecoder {
         };
         let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
         match kind {
+            "ping" => return Ok(Seen::KeepAlive),
             "message_start" => {
                 if let Some(u) = v.pointer("/message/usage") {
                     self.read_usage(u);
@@ -368,20 +380,39 @@ impl Decoder for MessagesDecoder {
                     Some("tool_use") => Block::ToolUse {
                         id: s(b, "id"),
                         name: s(b, "name"),
+                        start: match b.get("input") {
+                            Some(i) if i.as_object().is_some_and(|o| !o.is_empty()) => {
+                                i.to_string()
+                            }
+                            _ => String::new(),
+                        },
                         json: String::new(),
                     },
                     other => {
-                        return Err(LlmError::Protocol(format!(
-                            "unknown content block type {other:?}"
-                        )));
+                        let other = other.unwrap_or("(none)");
+                        log_once(
+                            &format!("anthropic block {other}"),
+                            &format!(
+                                "{}: skipped a content block of unknown type `{other}`",
+                                self.provider
+                            ),
+                        );
+                        Block::Skipped
                     }
                 };
+                if let Block::Text(t) = &block
+                    && !t.is_empty()
+                {
+                    emit(StreamEvent::TextDelta(t.clone()));
+                }
                 self.blocks.push((index, block));
             }
             "content_block_delta" => {
                 let d = &v["delta"];
+                let provider = self.provider.clone();
                 let block = self.block(index)?;
                 match (d.get("type").and_then(Value::as_str), block) {
+                    (_, Block::Skipped) => {}
                     (Some("text_delta"), Block::Text(t)) => {
                         let piece = s(d, "text");
                         t.push_str(&piece);
@@ -399,9 +430,11 @@ impl Decoder for MessagesDecoder {
                         json.push_str(&s(d, "partial_json"))
                     }
                     (t, _) => {
-                        return Err(LlmError::Protocol(format!(
-                            "delta {t:?} does not fit content block {index}"
-                        )));
+                        let t = t.unwrap_or("(none)");
+                        log_once(
+                            &format!("anthropic delta {t}"),
+                            &format!("{provider}: skipped a `{t}` delta of content block {index}"),
+                        );
                     }
                 }
             }
@@ -413,7 +446,7 @@ impl Decoder for MessagesDecoder {
                     self.read_usage(u);
                 }
             }
-            "message_stop" => return Ok(true),
+            "message_stop" => return Ok(Seen::Final),
             "error" => {
                 let kind = v
                     .pointer("/error/type")
@@ -425,6 +458,9 @@ impl Decoder for MessagesDecoder {
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_string();
+                if super::status::about_context_length(&message.to_lowercase()) {
+                    return Err(LlmError::ContextLength(message));
+                }
                 let retryable = matches!(
                     kind.as_str(),
                     "overloaded_error" | "api_error" | "rate_limit_error"
@@ -436,9 +472,16 @@ impl Decoder for MessagesDecoder {
                     retryable,
                 });
             }
-            _ => {} // ping, content_block_stop, and events added later
+            "content_block_stop" => {}
+            other => log_once(
+                &format!("anthropic event {other}"),
+                &format!(
+                    "{}: skipped an event of unknown type `{other}`",
+                    self.provider
+                ),
+            ),
         }
-        Ok(false)
+        Ok(Seen::Event)
     }
 
     fn finish(self: Box<Self>, _complete: bool) -> Result<Completion, LlmError> {
@@ -449,22 +492,32 @@ impl Decoder for MessagesDecoder {
         blocks.sort_by_key(|(i, _)| *i);
         let content = blocks
             .into_iter()
-            .map(|(_, b)| match b {
-                Block::Text(text) => Content::Text { text },
-                Block::Thinking { text, signature } => Content::Thinking {
-                    thinking: text,
-                    signature: Some(signature),
-                },
-                Block::Redacted(data) => Content::RedactedThinking { data },
-                Block::ToolUse { id, name, json } => Content::ToolCall {
-                    id,
-                    name,
-                    arguments: if json.trim().is_empty() {
-                        "{}".into()
-                    } else {
-                        json
+            .filter_map(|(_, b)| {
+                Some(match b {
+                    Block::Text(text) => Content::Text { text },
+                    Block::Thinking { text, signature } => Content::Thinking {
+                        thinking: text,
+                        signature: Some(signature),
                     },
-                },
+                    Block::Redacted(data) => Content::RedactedThinking { data },
+                    Block::ToolUse {
+                        id,
+                        name,
+                        start,
+                        json,
+                    } => Content::ToolCall {
+                        id,
+                        name,
+                        arguments: if !json.trim().is_empty() {
+                            json
+                        } else if !start.is_empty() {
+                            start
+                        } else {
+                            "{}".into()
+                        },
+                    },
+                    Block::Skipped => return None,
+                })
             })
             .collect();
         let stop = match stop.as_str() {
@@ -501,8 +554,8 @@ mod tests {
                 },
                 &mut |e| out.push(e),
             ) {
-                Ok(true) => return (d.finish(true), out),
-                Ok(false) => {}
+                Ok(Seen::Final) => return (d.finish(true), out),
+                Ok(_) => {}
                 Err(e) => return (Err(e), out),
             }
         }
@@ -604,6 +657,90 @@ mod tests {
     }
 
     #[test]
+    fn tool_input_whole_in_block_start() {
+        let (c, _) = run(&[
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"view","input":{"path":"a"}}}"#,
+            ),
+            (
+                "content_block_stop",
+                r#"{"type":"content_block_stop","index":0}"#,
+            ),
+            (
+                "message_delta",
+                r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"}}"#,
+            ),
+            ("message_stop", r#"{"type":"message_stop"}"#),
+        ]);
+        assert_eq!(
+            c.unwrap().message.content,
+            vec![Content::ToolCall {
+                id: "t1".into(),
+                name: "view".into(),
+                arguments: r#"{"path":"a"}"#.into()
+            }]
+        );
+    }
+
+    #[test]
+    fn unknown_blocks_deltas_and_events_are_skipped() {
+        let (c, events) = run(&[
+            ("ping", r#"{"type":"ping"}"#),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"s1","name":"web_search","input":{}}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"query\":\"x\"}"}}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":1,"content_block":{"type":"web_search_tool_result","tool_use_id":"s1","content":[]}}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":2,"delta":{"type":"citations_delta","citation":{"type":"web_search_result_location"}}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"Found"}}"#,
+            ),
+            ("future_event", r#"{"type":"future_event","x":1}"#),
+            (
+                "message_delta",
+                r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"}}"#,
+            ),
+            ("message_stop", r#"{"type":"message_stop"}"#),
+        ]);
+        let c = c.unwrap();
+        assert_eq!(
+            c.message.content,
+            vec![Content::Text {
+                text: "Found".into()
+            }]
+        );
+        assert_eq!(events, vec![StreamEvent::TextDelta("Found".into())]);
+    }
+
+    #[test]
+    fn pings_are_keep_alives() {
+        let mut d = MessagesDecoder::new("a".into());
+        for (event, data) in [("ping", r#"{"type":"ping"}"#), ("ping", "")] {
+            let ev = SseEvent {
+                event: event.into(),
+                data: data.into(),
+            };
+            assert_eq!(d.event(ev, &mut |_| {}).unwrap(), Seen::KeepAlive);
+        }
+    }
+
+    #[test]
     fn overloaded_error_event_is_retryable() {
         let (c, _) = run(&[(
             "error",
@@ -617,6 +754,18 @@ mod tests {
                     ..
                 })
             ),
+            "{c:?}"
+        );
+    }
+
+    #[test]
+    fn context_length_error_event_is_its_own_error() {
+        let (c, _) = run(&[(
+            "error",
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#,
+        )]);
+        assert!(
+            matches!(c, Err(LlmError::ContextLength(ref m)) if m.contains("210000")),
             "{c:?}"
         );
     }

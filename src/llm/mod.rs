@@ -1,15 +1,19 @@
 //! Provider-neutral conversation types and stream events, and the clients
 //! that speak each wire protocol: OpenAI-compatible Chat Completions
 //! (`openai.rs`) and Anthropic Messages (`anthropic.rs`). `transport.rs` owns
-//! what both share: HTTP, SSE reading, idle timeouts, retries and the mapping
-//! of HTTP failures to errors a person can act on. Nothing here knows about
-//! tools beyond their name, description and schema.
+//! what both share: HTTP, SSE reading (`sse.rs`), time limits and retries;
+//! `status.rs` maps answers that are not a good stream to errors a person
+//! can act on. Nothing here knows about tools beyond their name,
+//! description and schema.
 
 mod anthropic;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 mod openai;
 mod prefix;
 pub mod sse;
+mod status;
 mod transport;
 
 use std::sync::Arc;
@@ -182,6 +186,15 @@ pub struct Completion {
 pub enum StreamEvent {
     TextDelta(String),
     ThinkingDelta(String),
+    /// The deltas shown so far belong to a response that broke off and is
+    /// being requested again as attempt `attempt` of at most `of`: a front
+    /// end drops them; the new attempt streams the message afresh. Always
+    /// followed by `Retrying`. Nothing of a withdrawn response was acted on
+    /// (a response is returned, and its tool calls run, only once whole).
+    Withdrawn {
+        attempt: u32,
+        of: u32,
+    },
     /// A failed attempt that will be retried after `delay`.
     Retrying {
         attempt: u32,
@@ -198,7 +211,8 @@ pub trait Provider: Send + Sync {
     fn describe(&self) -> (&str, &str);
 
     /// Streams one response, reporting deltas to `on_event`, and returns it
-    /// whole. Retries transient failures as long as nothing was shown.
+    /// whole. Retries transient failures, also after deltas were shown
+    /// (withdrawing them first with [`StreamEvent::Withdrawn`]).
     fn stream<'a>(
         &'a self,
         request: Request<'a>,

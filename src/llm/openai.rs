@@ -1,9 +1,13 @@
 //! OpenAI-compatible Chat Completions, streamed. Works with OpenAI itself and
 //! the many servers that copy its wire format (Ollama, DeepSeek, OpenRouter,
 //! vLLM...): tool-call arguments arrive split across chunks and interleaved by
-//! `index`; DeepSeek-style `reasoning_content` is shown as thinking.
+//! `index`; DeepSeek-style `reasoning_content` is shown as thinking. What
+//! compatible servers do differently is decoded too: a function name repeated
+//! in every chunk, arguments in one piece (or as an object), calls without an
+//! `index`, no `finish_reason` before `[DONE]`, usage in a trailing chunk
+//! with empty `choices`. `tests/streams/` holds such streams as recorded.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use futures_util::future::BoxFuture;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
@@ -13,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::prefix::{EncodedPrefix, open_array, push_element};
 use super::sse::SseEvent;
-use super::transport::{Decoder, Transport};
+use super::transport::{Decoder, Seen, Transport};
 use super::{
     Completion, Content, EventFn, LlmError, Message, Provider, Request, Role, StopReason,
     StreamEvent, Usage,
@@ -231,25 +235,103 @@ struct PartialCall {
     arguments: String,
 }
 
-struct ChatDecoder {
+pub(crate) struct ChatDecoder {
     provider: String,
     text: String,
     reasoning: String,
+    /// Calls in the order they began.
     calls: BTreeMap<u64, PartialCall>,
+    /// The wire's `index` → the call it currently names.
+    slots: HashMap<u64, u64>,
     finish: Option<String>,
     usage: Usage,
 }
 
 impl ChatDecoder {
-    fn new(provider: String) -> ChatDecoder {
+    pub(crate) fn new(provider: String) -> ChatDecoder {
         ChatDecoder {
             provider,
             text: String::new(),
             reasoning: String::new(),
             calls: BTreeMap::new(),
+            slots: HashMap::new(),
             finish: None,
             usage: Usage::default(),
         }
+    }
+}
+
+impl ChatDecoder {
+    /// One entry of a chunk's `tool_calls`: a new call or more of one.
+    fn call_delta(&mut self, call: &Value) {
+        let id = call.get("id").and_then(as_str);
+        let fresh = self.calls.len() as u64;
+        let key = match call.get("index").and_then(Value::as_u64) {
+            Some(index) => match self.slots.get(&index) {
+                // The same index with another id is another call (servers
+                // that number every whole call 0).
+                Some(&key)
+                    if id.is_some_and(|id| {
+                        let known = &self.calls[&key].id;
+                        !known.is_empty() && known != id
+                    }) =>
+                {
+                    fresh
+                }
+                Some(&key) => key,
+                None => fresh,
+            },
+            // Without an index, an id names the call; a new id is a new
+            // call, no id continues the last one.
+            None => match id {
+                Some(id) => self
+                    .calls
+                    .iter()
+                    .find(|(_, c)| c.id == id)
+                    .map_or(fresh, |(k, _)| *k),
+                None => fresh.saturating_sub(1),
+            },
+        };
+        if let Some(index) = call.get("index").and_then(Value::as_u64) {
+            self.slots.insert(index, key);
+        }
+        let entry = self.calls.entry(key).or_default();
+        if let Some(id) = id {
+            entry.id = id.to_string();
+        }
+        let Some(f) = call.get("function") else {
+            return;
+        };
+        if let Some(name) = f.get("name").and_then(as_str) {
+            // Some servers repeat the whole name in every chunk: a repeat
+            // (or a longer version of what came) replaces, a new piece adds.
+            if entry.name.is_empty() || name.starts_with(entry.name.as_str()) {
+                entry.name = name.to_string();
+            } else {
+                entry.name.push_str(name);
+            }
+        }
+        match f.get("arguments") {
+            Some(Value::String(args)) => entry.arguments.push_str(args),
+            // A few servers send the arguments as an object, in one piece.
+            Some(args @ Value::Object(_)) => entry.arguments = args.to_string(),
+            _ => {}
+        }
+    }
+
+    fn read_usage(&mut self, u: &Value) {
+        let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+        // OpenAI reports cached tokens inside the prompt; DeepSeek as hits.
+        let cached = u
+            .pointer("/prompt_tokens_details/cached_tokens")
+            .and_then(Value::as_u64)
+            .unwrap_or_else(|| n("prompt_cache_hit_tokens"));
+        self.usage = Usage {
+            input_tokens: n("prompt_tokens").saturating_sub(cached),
+            output_tokens: n("completion_tokens"),
+            cache_read_tokens: cached,
+            cache_write_tokens: 0,
+        };
     }
 }
 
@@ -258,18 +340,18 @@ fn as_str(v: &Value) -> Option<&str> {
 }
 
 impl Decoder for ChatDecoder {
-    fn event(&mut self, ev: SseEvent, emit: &mut dyn FnMut(StreamEvent)) -> Result<bool, LlmError> {
+    fn event(&mut self, ev: SseEvent, emit: &mut dyn FnMut(StreamEvent)) -> Result<Seen, LlmError> {
         let data = ev.data.trim();
         if data == "[DONE]" {
-            return Ok(true);
+            return Ok(Seen::Final);
         }
         if data.is_empty() {
-            return Ok(false);
+            return Ok(Seen::KeepAlive);
         }
         let v: Value = serde_json::from_str(data).map_err(|e| {
             LlmError::Protocol(format!("chunk is not JSON ({e}): {}", truncate(data)))
         })?;
-        if let Some(err) = v.get("error") {
+        if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
             let kind = err
                 .get("type")
                 .or(err.get("code"))
@@ -280,6 +362,9 @@ impl Decoder for ChatDecoder {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string();
+            if super::status::about_context_length(&format!("{kind} {message}").to_lowercase()) {
+                return Err(LlmError::ContextLength(message));
+            }
             let retryable = kind.contains("overloaded")
                 || kind.contains("server_error")
                 || kind.contains("rate_limit");
@@ -291,20 +376,10 @@ impl Decoder for ChatDecoder {
             });
         }
         if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
-            let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
-            let cached = u
-                .pointer("/prompt_tokens_details/cached_tokens")
-                .and_then(Value::as_u64)
-                .unwrap_or(0);
-            self.usage = Usage {
-                input_tokens: n("prompt_tokens").saturating_sub(cached),
-                output_tokens: n("completion_tokens"),
-                cache_read_tokens: cached,
-                cache_write_tokens: 0,
-            };
+            self.read_usage(u);
         }
         let Some(choice) = v.get("choices").and_then(|c| c.get(0)) else {
-            return Ok(false);
+            return Ok(Seen::Event);
         };
         if let Some(delta) = choice.get("delta") {
             for key in ["reasoning_content", "reasoning"] {
@@ -318,30 +393,15 @@ impl Decoder for ChatDecoder {
                 emit(StreamEvent::TextDelta(t.to_string()));
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
-                for (pos, call) in calls.iter().enumerate() {
-                    let index = call
-                        .get("index")
-                        .and_then(Value::as_u64)
-                        .unwrap_or(pos as u64);
-                    let entry = self.calls.entry(index).or_default();
-                    if let Some(id) = call.get("id").and_then(as_str) {
-                        entry.id = id.to_string();
-                    }
-                    if let Some(f) = call.get("function") {
-                        if let Some(name) = f.get("name").and_then(as_str) {
-                            entry.name.push_str(name);
-                        }
-                        if let Some(args) = f.get("arguments").and_then(Value::as_str) {
-                            entry.arguments.push_str(args);
-                        }
-                    }
+                for call in calls {
+                    self.call_delta(call);
                 }
             }
         }
         if let Some(reason) = choice.get("finish_reason").and_then(as_str) {
             self.finish = Some(reason.to_string());
         }
-        Ok(false)
+        Ok(Seen::Event)
     }
 
     fn finish(self: Box<Self>, complete: bool) -> Result<Completion, LlmError> {
@@ -350,6 +410,7 @@ impl Decoder for ChatDecoder {
         let Some(finish) = self.finish.clone().or(complete.then(|| "stop".to_string())) else {
             return Err(LlmError::Incomplete);
         };
+        let has_calls = !self.calls.is_empty();
         let mut content = Vec::new();
         if !self.reasoning.is_empty() {
             content.push(Content::Thinking {
@@ -373,6 +434,8 @@ impl Decoder for ChatDecoder {
             });
         }
         let stop = match finish.as_str() {
+            // Some servers say "stop" after tool calls, or nothing at all.
+            "stop" if has_calls => StopReason::ToolUse,
             "stop" => StopReason::EndTurn,
             "tool_calls" | "function_call" => StopReason::ToolUse,
             "length" => StopReason::MaxTokens,
@@ -413,11 +476,11 @@ mod tests {
                 data: l.to_string(),
             };
             match d.event(ev, &mut |e| events.push(e)) {
-                Ok(true) => {
+                Ok(Seen::Final) => {
                     done = true;
                     break;
                 }
-                Ok(false) => {}
+                Ok(_) => {}
                 Err(e) => return (Err(e), events),
             }
         }
@@ -482,6 +545,132 @@ mod tests {
         );
     }
 
+    fn one_call(c: &Completion) -> (&str, &str) {
+        match c.message.content.as_slice() {
+            [
+                Content::ToolCall {
+                    name, arguments, ..
+                },
+            ] => (name, arguments),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn name_repeated_in_every_chunk_is_one_name() {
+        let (c, _) = feed(&[
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"view","arguments":"{\"pa"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"view","arguments":"th\":\"x\"}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+            "[DONE]",
+        ]);
+        let c = c.unwrap();
+        assert_eq!(one_call(&c), ("view", r#"{"path":"x"}"#));
+    }
+
+    #[test]
+    fn a_name_split_in_pieces_is_joined() {
+        let (c, _) = feed(&[
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"multi","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"edit","arguments":"{}"}}]}}]}"#,
+            "[DONE]",
+        ]);
+        assert_eq!(one_call(&c.unwrap()), ("multiedit", "{}"));
+    }
+
+    #[test]
+    fn arguments_in_one_piece_or_as_an_object_and_no_finish_reason() {
+        for args in [r#""{\"path\":\"x\"}""#, r#"{"path":"x"}"#] {
+            let chunk = format!(
+                r#"{{"choices":[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"id":"a","function":{{"name":"view","arguments":{args}}}}}]}}}}]}}"#
+            );
+            let (c, _) = feed(&[&chunk, "[DONE]"]);
+            let c = c.unwrap();
+            assert_eq!(one_call(&c), ("view", r#"{"path":"x"}"#));
+            // No finish_reason, but `[DONE]`: whole, and a tool use.
+            assert_eq!(c.stop, StopReason::ToolUse);
+        }
+        let (c, _) = feed(&[r#"{"choices":[{"delta":{"content":"Hi"}}]}"#, "[DONE]"]);
+        assert_eq!(c.unwrap().stop, StopReason::EndTurn);
+    }
+
+    #[test]
+    fn calls_without_an_index_are_told_apart_by_id() {
+        let (c, _) = feed(&[
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"a","function":{"name":"view","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"b","function":{"name":"ls","arguments":"{"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
+            "[DONE]",
+        ]);
+        let names: Vec<(String, String)> = c
+            .unwrap()
+            .message
+            .content
+            .into_iter()
+            .map(|c| match c {
+                Content::ToolCall {
+                    name, arguments, ..
+                } => (name, arguments),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            names,
+            vec![("view".into(), "{}".into()), ("ls".into(), "{}".into())]
+        );
+    }
+
+    #[test]
+    fn whole_calls_all_numbered_zero_stay_apart() {
+        let (c, _) = feed(&[
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"view","arguments":"{\"path\":\"x\"}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"b","function":{"name":"ls","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
+            "[DONE]",
+        ]);
+        let calls: Vec<(String, String, String)> = c
+            .unwrap()
+            .message
+            .content
+            .into_iter()
+            .map(|c| match c {
+                Content::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                } => (id, name, arguments),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            calls,
+            vec![
+                ("a".into(), "view".into(), r#"{"path":"x"}"#.into()),
+                ("b".into(), "ls".into(), "{}".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn deepseek_cache_hits_and_keep_alives() {
+        let mut d = ChatDecoder::new("t".into());
+        let keep = SseEvent {
+            event: String::new(),
+            data: " ".into(),
+        };
+        assert_eq!(d.event(keep, &mut |_| {}).unwrap(), Seen::KeepAlive);
+        let (c, _) = feed(&[
+            r#"{"choices":[{"delta":{"content":"Hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":2,"prompt_cache_hit_tokens":8,"prompt_cache_miss_tokens":2}}"#,
+            "[DONE]",
+        ]);
+        let u = c.unwrap().usage;
+        assert_eq!(
+            (u.input_tokens, u.cache_read_tokens, u.output_tokens),
+            (2, 8, 2)
+        );
+    }
+
     #[test]
     fn missing_final_event_is_incomplete() {
         let (c, _) = feed(&[r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#]);
@@ -503,6 +692,14 @@ mod tests {
         );
         let (c, _) = feed(&["{not json"]);
         assert!(matches!(c, Err(LlmError::Protocol(_))));
+    }
+
+    #[test]
+    fn context_length_error_chunk_is_its_own_error() {
+        let (c, _) = feed(&[
+            r#"{"error":{"code":400,"message":"This endpoint's maximum context length is 8192 tokens. However, you requested about 9000 tokens."}}"#,
+        ]);
+        assert!(matches!(c, Err(LlmError::ContextLength(_))), "{c:?}");
     }
 
     #[test]

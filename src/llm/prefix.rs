@@ -172,8 +172,10 @@ mod tests {
         // Each request: the new message once, and the last one again.
         let n = p.encoded.load(std::sync::atomic::Ordering::Relaxed);
         assert!(n < 2 * 300, "{n} encodings for 300 requests");
-        let full = String::from_utf8(p.body(None, open(), false, &m, &enc).unwrap().to_vec()).unwrap();
-        let cached = String::from_utf8(p.body(Some(c), open(), false, &m, &enc).unwrap().to_vec()).unwrap();
+        let full =
+            String::from_utf8(p.body(None, open(), false, &m, &enc).unwrap().to_vec()).unwrap();
+        let cached =
+            String::from_utf8(p.body(Some(c), open(), false, &m, &enc).unwrap().to_vec()).unwrap();
         assert_eq!(full, cached, "the kept body is the body");
     }
 

@@ -461,6 +461,21 @@ impl App {
                 |t: &mut ThinkingCell| &mut t.text,
                 |text| ThinkingCell { text },
             ),
+            AgentEvent::Withdrawn { attempt, of } => {
+                // The partial message is the text and thinking cells at the
+                // end: tool cells of a response come only once it is whole.
+                while self.cells.last().is_some_and(|c| {
+                    let cell: &dyn Cell = c.cell.as_ref();
+                    let any = cell as &dyn std::any::Any;
+                    any.is::<AssistantCell>() || any.is::<ThinkingCell>()
+                }) {
+                    self.cells.pop();
+                }
+                self.notice(
+                    &format!("connection lost, retrying ({attempt}/{of})"),
+                    false,
+                );
+            }
             AgentEvent::Retrying {
                 attempt,
                 delay_ms,

@@ -682,3 +682,33 @@ fn a_resumed_transcript_is_drawn_as_cells_and_slash_commands_reach_the_agent() {
         assert_eq!(a.commands, vec![expected], "{typed}");
     }
 }
+
+#[test]
+fn a_withdrawn_partial_answer_is_replaced_by_the_retry() {
+    let mut a = app();
+    a.submit("hi".into());
+    ev(
+        &mut a,
+        AgentEvent::ThinkingDelta {
+            text: "plan".into(),
+        },
+    );
+    ev(
+        &mut a,
+        AgentEvent::TextDelta {
+            text: "half an ans".into(),
+        },
+    );
+    ev(&mut a, AgentEvent::Withdrawn { attempt: 2, of: 5 });
+    ev(
+        &mut a,
+        AgentEvent::TextDelta {
+            text: "the whole answer".into(),
+        },
+    );
+    let s = screen(&mut a, 60, 20, Instant::now());
+    assert!(s.contains("connection lost, retrying (2/5)"), "{s}");
+    assert!(s.contains("the whole answer"), "{s}");
+    assert!(!s.contains("half an ans") && !s.contains("plan"), "{s}");
+    assert!(s.contains("hi"), "the prompt stays:\n{s}");
+}

@@ -111,3 +111,27 @@ pub(super) fn render(reply: &Reply, request: &Value) -> Stream {
         final_events: 2,
     }
 }
+
+/// The opening events of a text answer, and one more text delta to repeat.
+pub(super) fn drip(request: &Value) -> (Vec<String>, String) {
+    let model = model_of(request);
+    let open = vec![
+        event(
+            "message_start",
+            &format!(
+                "{{\"type\":\"message_start\",\"message\":{{\"id\":\"msg_mock\",\"type\":\"message\",\
+                 \"role\":\"assistant\",\"model\":{model},\"content\":[],\"stop_reason\":null,\
+                 \"stop_sequence\":null,\"usage\":{{\"input_tokens\":1,\"output_tokens\":1}}}}}}"
+            ),
+        ),
+        event(
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        ),
+    ];
+    let drop = event(
+        "content_block_delta",
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"."}}"#,
+    );
+    (open, drop)
+}

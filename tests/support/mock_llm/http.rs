@@ -225,6 +225,18 @@ impl Conn {
         self.sock.flush().await
     }
 
+    /// Writes `piece` as one HTTP chunk every `every` until writing fails
+    /// (the client went away) or `limit` passes.
+    pub async fn repeat_until_closed(&mut self, piece: &str, every: Duration, limit: Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        while tokio::time::Instant::now() < deadline {
+            if self.chunk(piece.as_bytes()).await.is_err() {
+                return;
+            }
+            tokio::time::sleep(every).await;
+        }
+    }
+
     /// Waits until the client closes (EOF or error) or `limit` passes.
     pub async fn wait_for_close(&mut self, limit: Duration) {
         let deadline = tokio::time::Instant::now() + limit;

@@ -58,7 +58,27 @@ pub enum Step {
     Stall(Reply),
     /// 200, `content-type: text/event-stream`, exactly this body (one HTTP chunk).
     Raw(String),
+    /// [`Step::Raw`] split into HTTP chunks of `n` bytes (ignoring line and
+    /// UTF-8 boundaries).
+    RawChunked(String, usize),
+    /// Reads the request and never answers (no status line) until the client
+    /// closes the connection or [`STALL_LIMIT`] passes.
+    Silent,
+    /// 200 and event-stream headers, then only keep-alives every
+    /// [`KEEP_ALIVE_EVERY`] until the client closes or [`STALL_LIMIT`]
+    /// passes: `: ping` comments, and on the Anthropic path also
+    /// `event: ping` events, as the real servers send them.
+    PingsOnly,
+    /// The prefix of [`Step::DropMidStream`], then keep-alives as [`Step::PingsOnly`].
+    PingsAfter(Reply),
+    /// The opening events of a text answer, then one real text delta (`.`)
+    /// every [`KEEP_ALIVE_EVERY`], never ending: only a cap on the whole
+    /// request stops it.
+    Drip,
 }
+
+/// How often [`Step::PingsOnly`] pings and [`Step::Drip`] drips.
+pub const KEEP_ALIVE_EVERY: Duration = Duration::from_millis(50);
 
 /// A tool call in a [`Reply`]. `arguments` is sent verbatim and may be malformed JSON.
 #[derive(Clone, Debug)]
@@ -408,6 +428,42 @@ async fn serve_request(conn: &mut http::Conn, state: &Mutex<State>) -> std::io::
             conn.end_stream().await?;
             false
         }
+        Step::RawChunked(raw, n) => {
+            conn.start_stream(false).await?;
+            conn.send_pieces(&[raw.as_str()], Some(n)).await?;
+            conn.end_stream().await?;
+            false
+        }
+        Step::Silent => {
+            conn.wait_for_close(STALL_LIMIT).await;
+            false
+        }
+        Step::PingsOnly => {
+            conn.start_stream(false).await?;
+            conn.repeat_until_closed(keep_alive(proto), KEEP_ALIVE_EVERY, STALL_LIMIT)
+                .await;
+            false
+        }
+        Step::PingsAfter(reply) => {
+            let s = Stream::render(proto, &reply, &body);
+            conn.start_stream(false).await?;
+            conn.send_pieces(&s.events[..s.midpoint()], reply.chunk)
+                .await?;
+            conn.repeat_until_closed(keep_alive(proto), KEEP_ALIVE_EVERY, STALL_LIMIT)
+                .await;
+            false
+        }
+        Step::Drip => {
+            let (open, drop) = match proto {
+                Proto::OpenAi => openai::drip(&body),
+                Proto::Anthropic => anthropic::drip(&body),
+            };
+            conn.start_stream(false).await?;
+            conn.send_pieces(&open, None).await?;
+            conn.repeat_until_closed(&drop, KEEP_ALIVE_EVERY, STALL_LIMIT)
+                .await;
+            false
+        }
         Step::Reply(reply) => {
             let s = Stream::render(proto, &reply, &body);
             conn.start_stream(!client_closes).await?;
@@ -445,6 +501,14 @@ async fn serve_request(conn: &mut http::Conn, state: &Mutex<State>) -> std::io::
         }
     };
     Ok(keep_alive)
+}
+
+/// One keep-alive as the real servers of each protocol send it.
+fn keep_alive(proto: Proto) -> &'static str {
+    match proto {
+        Proto::OpenAi => ": ping\n\n",
+        Proto::Anthropic => ": ping\n\nevent: ping\ndata: {\"type\": \"ping\"}\n\n",
+    }
 }
 
 /// JSON string literal for `s` (quoted and escaped).

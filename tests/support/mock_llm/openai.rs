@@ -89,3 +89,19 @@ pub(super) fn render(reply: &Reply, request: &Value) -> Stream {
         final_events,
     }
 }
+
+/// The opening chunk of a text answer, and one more text delta to repeat.
+pub(super) fn drip(request: &Value) -> (Vec<String>, String) {
+    let model = model_of(request);
+    let chunk = |delta: &str| {
+        format!(
+            "data: {{\"id\":\"{ID}\",\"object\":\"chat.completion.chunk\",\"created\":{CREATED},\
+             \"model\":{model},\"choices\":[{{\"index\":0,\"delta\":{delta},\"logprobs\":null,\
+             \"finish_reason\":null}}]}}\n\n"
+        )
+    };
+    (
+        vec![chunk(r#"{"role":"assistant","content":""}"#)],
+        chunk(r#"{"content":"."}"#),
+    )
+}
