@@ -83,8 +83,9 @@ fn first_byte_retries_is_the_number_of_tries_after_silence() {
 #[test]
 fn keep_alive_pings_alone_are_not_an_answer() {
     for wire in BOTH {
-        // Pings every 50 ms; only events reset the 0.4 s idle limit.
-        let p = project("idle_timeout_secs = 0.4\n");
+        // Pings every 50 ms; the first event is due within 0.4 s of the
+        // request, and pings do not count.
+        let p = project("first_byte_timeout_secs = 0.4\n");
         let mock = MockLlm::start(vec![
             Step::PingsOnly,
             Step::PingsOnly,
@@ -93,9 +94,9 @@ fn keep_alive_pings_alone_are_not_an_answer() {
         let run = p.run(&mock, wire, "go", &[]);
         assert_eq!(run.code, 1, "{wire:?}: {}", run.stderr);
         assert!(
-            run.stderr
-                .contains("sent no event for 400 ms (keep-alive pings do not count)")
-                && run.stderr.contains("[llm] idle_timeout_secs")
+            run.stderr.contains(
+                "sent no event within 400 ms of the request (keep-alive pings do not count)"
+            ) && run.stderr.contains("[llm] first_byte_timeout_secs")
                 && run.stderr.contains("gave up after 2 attempts"),
             "{wire:?}: {}",
             run.stderr

@@ -68,7 +68,7 @@ pub enum LlmError {
     /// The response began but no event came in the idle limit: nothing, or
     /// only keep-alive pings.
     #[error(
-        "the server answered but sent no event for {} (keep-alive pings do not count): raise [llm] idle_timeout_secs if the model is just slow to start", human(*.0)
+        "the server answered but sent no event within {} of the request (keep-alive pings do not count): raise [llm] first_byte_timeout_secs if the model is just slow to start", human(*.0)
     )]
     NoEvent(Duration),
     #[error(

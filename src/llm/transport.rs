@@ -3,8 +3,9 @@
 //! and retried with exponential backoff and jitter (honouring `Retry-After`).
 //!
 //! The time limits, each an `[llm]` key named by the error it causes:
-//! - `first_byte_timeout`: from sending the request to the response's head;
-//! - `idle_timeout`: from the head to the first event, and between events;
+//! - `first_byte_timeout`: from sending the request to the response's head,
+//!   and to its first event;
+//! - `idle_timeout`: between events;
 //! - `request_timeout`: the whole request, start to end (not retried).
 //!
 //! Only an *event* restarts the idle limit: bytes that parse into nothing (a
@@ -20,6 +21,10 @@
 //! withdrawn first ([`StreamEvent::Withdrawn`]).
 
 use std::collections::HashSet;
+
+/// A head that came just before the first-byte limit still gets this long
+/// for its first event.
+const FIRST_EVENT_GRACE: Duration = Duration::from_secs(5);
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -345,19 +350,21 @@ impl Transport {
             pending = Some(Ok(bytes::Bytes::from(head)));
         }
         let mut parser = SseParser::default();
-        // The idle limit runs from the head until the first event.
+        // The first event is due within the first-byte limit of sending (a
+        // head followed by pings only is a server that does not answer);
+        // after it, each event within the idle limit of the last.
+        let first_event = first.max(Instant::now() + FIRST_EVENT_GRACE.min(s.first_byte_timeout));
         let mut last_event = Instant::now();
         let mut any_event = false;
         loop {
             let next = match pending.take() {
                 Some(chunk) => Some(chunk),
                 None => {
-                    let late = if any_event {
-                        LlmError::Idle(s.idle_timeout)
+                    let (late, until) = if any_event {
+                        (LlmError::Idle(s.idle_timeout), last_event + s.idle_timeout)
                     } else {
-                        LlmError::NoEvent(s.idle_timeout)
+                        (LlmError::NoEvent(s.first_byte_timeout), first_event)
                     };
-                    let until = last_event + s.idle_timeout;
                     self.within(body.next(), until, late, cap).await?
                 }
             };
