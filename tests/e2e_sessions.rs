@@ -375,3 +375,44 @@ fn a_run_killed_mid_turn_continues_with_what_it_did() {
         "beta\n"
     );
 }
+
+#[test]
+fn undo_covers_files_a_command_named_changed() {
+    let p = Project::new();
+    p.file("a.txt", "alpha\n")
+        .file("b.txt", "one\n")
+        .file("c.txt", "doomed\n");
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools(vec![call(
+            "s",
+            "bash",
+            json!({"command": "sed -i s/alpha/beta/ a.txt && echo two >> b.txt && rm c.txt && echo new > d.txt"}),
+        )])),
+        Step::Reply(Reply::text("done")),
+    ]);
+    p.run(&mock, Wire::OpenAi, "shuffle files", &["--yolo"])
+        .assert_ok();
+    let read = |n: &str| std::fs::read_to_string(p.root().join(n)).ok();
+    assert_eq!(read("a.txt").as_deref(), Some("beta\n"));
+    assert_eq!(read("b.txt").as_deref(), Some("one\ntwo\n"));
+    assert_eq!(read("c.txt"), None);
+    let out = p.command().arg("undo").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(read("a.txt").as_deref(), Some("alpha\n"));
+    assert_eq!(
+        read("b.txt").as_deref(),
+        Some("one\n"),
+        "appended in place, still restored"
+    );
+    assert_eq!(
+        read("c.txt").as_deref(),
+        Some("doomed\n"),
+        "a deleted file comes back"
+    );
+    assert_eq!(read("d.txt"), None, "a created file goes");
+}

@@ -190,8 +190,8 @@ mod tests {
                 "first_byte_timeout_secs",
             ),
             (
-                LlmError::NoEvent(Duration::from_secs(120)),
-                "idle_timeout_secs",
+                LlmError::NoEvent(Duration::from_secs(60)),
+                "first_byte_timeout_secs",
             ),
             (
                 LlmError::RequestTimeout(Duration::from_secs(600)),

@@ -97,10 +97,18 @@ impl FileHistory {
     /// renames a new file over the old one; across file systems, a copy.
     pub fn record(&self, path: &Path, existed: bool) -> std::io::Result<u64> {
         let cp = self.lock().checkpoint.clone();
-        self.record_in(&cp, path, existed)
+        self.record_in(&cp, path, existed, false)
     }
 
-    fn record_in(&self, cp: &str, path: &Path, existed: bool) -> std::io::Result<u64> {
+    /// [`FileHistory::record`] for a change that may write the file in
+    /// place (a command's `>>` or `>`): a copy, never a link to the inode
+    /// the change will alter.
+    pub fn record_copy(&self, path: &Path, existed: bool) -> std::io::Result<u64> {
+        let cp = self.lock().checkpoint.clone();
+        self.record_in(&cp, path, existed, true)
+    }
+
+    fn record_in(&self, cp: &str, path: &Path, existed: bool, copy: bool) -> std::io::Result<u64> {
         let Some(dir) = &self.dir else { return Ok(0) };
         std::fs::create_dir_all(dir)?;
         let mut state = self.lock();
@@ -113,13 +121,20 @@ impl FileHistory {
             // session) may have taken a number: the link's O_EXCL decides.
             loop {
                 let keep = dir.join(format!("{seq}.prev"));
-                match std::fs::hard_link(path, &keep) {
+                let linked = if copy {
+                    copy_new(path, &keep)
+                } else {
+                    std::fs::hard_link(path, &keep)
+                };
+                match linked {
                     Ok(()) => break,
                     Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => seq += 1,
-                    Err(_) => match std::fs::copy(path, &keep) {
-                        Ok(_) => break,
+                    Err(_) if !copy => match copy_new(path, &keep) {
+                        Ok(()) => break,
+                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => seq += 1,
                         Err(e) => return Err(e),
                     },
+                    Err(e) => return Err(e),
                 }
             }
         }
@@ -228,7 +243,7 @@ impl FileHistory {
         for f in &plan.files {
             let existed = f.path.exists();
             let seq = self
-                .record_in(&cp, &f.path, existed)
+                .record_in(&cp, &f.path, existed, false)
                 .map_err(|e| UndoError::Io {
                     path: f.path.clone(),
                     source: e,
@@ -267,6 +282,18 @@ impl FileHistory {
         })?;
         Ok(done)
     }
+}
+
+/// Copies `from` to a new file `to` (never over an existing one), with
+/// its permissions.
+fn copy_new(from: &Path, to: &Path) -> std::io::Result<()> {
+    let mut src = std::fs::File::open(from)?;
+    let mut dst = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(to)?;
+    std::io::copy(&mut src, &mut dst)?;
+    dst.set_permissions(src.metadata()?.permissions())
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -46,6 +46,38 @@ pub struct ToolResult {
     pub halt: Option<String>,
 }
 
+/// Largest file a command's snapshot keeps for undo.
+const KEEP_MAX: u64 = 16 * 1024 * 1024;
+
+/// Keeps the content of the files a command will write (as far as the
+/// analysis knows them: `sed -i f`, `> f`, `rm f`, `mv a b`); returns the
+/// history's sequence numbers. Best effort: a path only known at run time,
+/// a directory, or a file over [`KEEP_MAX`] is not kept.
+fn keep_for_undo(
+    history: &super::history::FileHistory,
+    writes: &[std::path::PathBuf],
+) -> Vec<(u64, std::path::PathBuf)> {
+    let mut kept = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for path in writes {
+        if !seen.insert(path) {
+            continue;
+        }
+        let existed = match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_file() && m.len() <= KEEP_MAX => true,
+            Ok(_) => continue,
+            Err(_) => false,
+        };
+        match history.record_copy(path, existed) {
+            Ok(seq) => kept.push((seq, path.clone())),
+            Err(e) => {
+                crate::session::log(&format!("could not keep {} for undo: {e}", path.display()))
+            }
+        }
+    }
+    kept
+}
+
 /// What hooks added to a call on the way.
 #[derive(Default)]
 struct HookEffects {
@@ -382,7 +414,21 @@ impl Surface {
         let lsp = ctx.lsp.clone();
         let display_ctx = ctx.workspace.clone();
         let cancel = ctx.cancel.clone();
+        // A command changes files the file tools' history does not see:
+        // the ones the analysis names are kept first, so undo covers them.
+        let history = Arc::clone(&ctx.history);
+        let kept = if tool.effect() == Effect::Execute {
+            keep_for_undo(&history, &facts.subjects.writes)
+        } else {
+            Vec::new()
+        };
         let ran = prepared.run(ctx).await;
+        for (seq, path) in kept {
+            let now = std::fs::read(&path).ok();
+            if let Err(e) = history.landed(seq, now.as_deref()) {
+                crate::session::log(&format!("file history: {e}"));
+            }
+        }
         if let (Some(hooks), Some(input)) = (post, &input) {
             let response = match &ran {
                 Ok(text) => serde_json::json!({"content": text, "is_error": false}),
