@@ -230,6 +230,7 @@ fn bash_session_grant_is_per_command_prefix_and_high_is_asked_every_time() {
         before + 1,
         "outside path needs its own approval"
     );
+    let _ = std::fs::remove_file("/tmp/agent-approvals-outside.txt");
 }
 
 #[test]

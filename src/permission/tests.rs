@@ -65,7 +65,23 @@ impl Approver for Vanishing {
 
 const WS: &str = "/w";
 
+/// A gate whose "always" answers go nowhere a test leaves behind: tests
+/// that answer "always" use [`gate_saving_to`].
 fn gate_with(rules: &[(&str, RuleList)], yolo: bool, approver: Arc<dyn Approver>) -> Gate {
+    gate_saving_to(
+        rules,
+        yolo,
+        approver,
+        PathBuf::from("/nonexistent/agent-gate-test.toml"),
+    )
+}
+
+fn gate_saving_to(
+    rules: &[(&str, RuleList)],
+    yolo: bool,
+    approver: Arc<dyn Approver>,
+    always_file: PathBuf,
+) -> Gate {
     let mut set = RuleSet::default();
     for (text, list) in rules {
         set.push(Rule::parse(text, *list, "test.toml", Path::new(WS), None).unwrap());
@@ -75,8 +91,7 @@ fn gate_with(rules: &[(&str, RuleList)], yolo: bool, approver: Arc<dyn Approver>
             rules: set,
             yolo,
             workspace: PathBuf::from(WS),
-            always_file: std::env::temp_dir()
-                .join(format!("agent-gate-test-{}.toml", uuid::Uuid::new_v4())),
+            always_file,
         },
         approver,
     )
@@ -362,7 +377,13 @@ async fn cancelling_unblocks_a_waiting_request_as_denied() {
 
 #[tokio::test]
 async fn always_saves_a_rule_and_allows_later_calls() {
-    let g = gate_with(&[], false, Arc::new(Always(Answer::AllowAlways)));
+    let dir = tempfile::tempdir().unwrap();
+    let g = gate_saving_to(
+        &[],
+        false,
+        Arc::new(Always(Answer::AllowAlways)),
+        dir.path().join("config.toml"),
+    );
     g.check(
         &bash("cargo test", Risk::Low),
         "c",
@@ -377,6 +398,8 @@ async fn always_saves_a_rule_and_allows_later_calls() {
             .rule,
         "bash(cargo test:*)"
     );
+    let saved = std::fs::read_to_string(dir.path().join("config.toml")).unwrap();
+    assert!(saved.contains("bash(cargo test:*)"), "{saved}");
 }
 
 #[test]
