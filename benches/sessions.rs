@@ -53,6 +53,7 @@ fn event(i: usize) -> Entry {
             turn: (i / 4) as u32,
             text: format!("prompt {i}"),
             time: 0,
+            auto: false,
         },
         1 => Entry::Assistant {
             message: Message {

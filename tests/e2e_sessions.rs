@@ -328,12 +328,20 @@ fn a_run_killed_mid_turn_continues_with_what_it_did() {
         .command_for(&mock, Wire::OpenAi, "slow task", &["--yolo"])
         .spawn()
         .unwrap();
-    // Wait until the second request (the view's result) has been sent.
+    // Wait until the log holds the call the kill will interrupt.
+    let sessions = p.home().join("data/sessions");
+    let logged = || {
+        std::fs::read_dir(&sessions).ok().is_some_and(|d| {
+            d.filter_map(Result::ok).any(|e| {
+                std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains(r#""name":"bash""#))
+            })
+        })
+    };
     let started = std::time::Instant::now();
-    while mock.requests().len() < 2 && started.elapsed().as_secs() < 20 {
+    while !logged() && started.elapsed().as_secs() < 20 {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(logged(), "the bash call never reached the log");
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
     let _ = child.wait();

@@ -158,7 +158,7 @@ fn a_long_conversation_survives_a_fault_on_a_third_of_the_requests() {
         let p = Project::new();
         p.user_config(
             "[llm]\nretry_base_ms = 5\nretry_max_secs = 0.05\nmax_retries = 3\n\
-             idle_timeout_secs = 0.3\nfirst_byte_timeout_secs = 0.5\n",
+             idle_timeout_secs = 1\nfirst_byte_timeout_secs = 1\n",
         );
         for k in 0..FILES {
             p.file(&format!("f{k}.txt"), &format!("file {k}\nstate: old\n"));

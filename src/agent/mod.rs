@@ -167,7 +167,8 @@ pub struct Session {
     log: Option<Arc<SessionLog>>,
     turn: u32,
     /// Where each turn since the last compaction started in `messages`.
-    turn_starts: Vec<(u32, usize)>,
+    /// (message, content block) where each turn's prompt begins.
+    turn_starts: Vec<(u32, (usize, usize))>,
     /// The read tracker's version last written to the log.
     reads_logged: u64,
     /// The estimate right after the last compaction: one that could not
@@ -175,6 +176,9 @@ pub struct Session {
     compacted_to: Option<u64>,
     /// Why the model's last response ended (`end_turn`, `max_tokens`...).
     stop: Option<String>,
+    /// Its turns are the file history's checkpoints (a sub-agent's are
+    /// not: it shares its parent's history).
+    checkpoints: bool,
 }
 
 /// What one model cost in this session.
@@ -185,6 +189,9 @@ pub struct ModelUsage {
     pub usage: Usage,
     /// USD, when the model's prices are known.
     pub cost: Option<f64>,
+    /// The prices it was used at.
+    #[serde(skip)]
+    prices: Option<Prices>,
 }
 
 impl Session {
@@ -224,9 +231,17 @@ impl Session {
             reads_logged: 0,
             compacted_to: None,
             stop: None,
+            checkpoints: true,
         };
         session.refresh_tools();
         session
+    }
+
+    /// A sub-agent's session: its turns do not move the file history's
+    /// checkpoint, which belongs to the parent's turn.
+    pub fn within_parent_turn(mut self) -> Session {
+        self.checkpoints = false;
+        self
     }
 
     /// Writes everything that happens to `log`.
@@ -270,6 +285,7 @@ impl Session {
                 model: model.clone(),
                 usage: *usage,
                 cost: None,
+                prices: None,
             })
             .collect();
         let tracker = &self.surface.context().tracker;
@@ -297,20 +313,25 @@ impl Session {
         let mut list = self.by_model.clone();
         let (provider, model) = self.provider.describe();
         for m in &mut list {
-            if m.provider == provider && m.model == model {
-                m.cost = self.prices.map(|p| p.cost(&m.usage));
+            // A model of a resumed session's earlier turns is priced like
+            // the current one when it is the current one.
+            if m.prices.is_none() && m.provider == provider && m.model == model {
+                m.prices = self.prices;
             }
+            m.cost = m.prices.map(|p| p.cost(&m.usage));
         }
         list
     }
 
-    /// USD so far, when every model's prices are known.
+    /// USD so far: the sum over the models whose prices are known (`None`
+    /// when none is).
     pub fn cost(&self) -> Option<f64> {
         let list = self.usage_by_model();
         if list.is_empty() {
             return self.prices.map(|_| 0.0);
         }
-        list.iter().map(|m| m.cost).sum()
+        let known: Vec<f64> = list.iter().filter_map(|m| m.cost).collect();
+        (!known.is_empty()).then(|| known.iter().sum())
     }
 
     pub fn tool_calls(&self) -> u64 {
@@ -378,12 +399,16 @@ impl Session {
             .iter_mut()
             .find(|m| m.provider == provider && m.model == model)
         {
-            Some(m) => m.usage += step,
+            Some(m) => {
+                m.usage += step;
+                m.prices = m.prices.or(self.prices);
+            }
             None => self.by_model.push(ModelUsage {
                 provider: provider.to_string(),
                 model: model.to_string(),
                 usage: step,
                 cost: None,
+                prices: self.prices,
             }),
         }
         self.record(&Entry::Usage {
@@ -401,12 +426,21 @@ impl Session {
         cancel: &CancellationToken,
     ) -> Result<String, TurnError> {
         self.turn += 1;
-        self.surface.context().history.begin_turn(self.turn);
-        self.turn_starts.push((self.turn, self.messages.len()));
+        if self.checkpoints {
+            self.surface.context().history.begin_turn(self.turn);
+        }
+        // Where the prompt begins: a new message, or the end of a user
+        // message a cancelled turn left (results without an answer).
+        let start = match self.messages.last() {
+            Some(m) if m.role == Role::User => (self.messages.len() - 1, m.content.len()),
+            _ => (self.messages.len(), 0),
+        };
+        self.turn_starts.push((self.turn, start));
         self.record(&Entry::User {
             turn: self.turn,
             text: prompt.to_string(),
             time: time::OffsetDateTime::now_utc().unix_timestamp(),
+            auto: false,
         });
         self.push_user(Content::Text {
             text: prompt.to_string(),
@@ -560,6 +594,7 @@ impl Session {
                             turn: self.turn,
                             text: CONTINUE.into(),
                             time: time::OffsetDateTime::now_utc().unix_timestamp(),
+                            auto: true,
                         });
                         continue;
                     }
@@ -693,8 +728,11 @@ impl Session {
         cancel: &CancellationToken,
     ) -> Result<(), TurnError> {
         let before = self.estimate();
-        let bpt = compact::BYTES_PER_TOKEN;
-        let split = compact::split_point(&self.messages, &self.sizes, self.budget.recent() * bpt);
+        // Tokens to bytes as the estimate counts them (with the server's
+        // calibration), so what is kept fits by the same measure.
+        let calibration = self.calibration;
+        let bytes = |tokens: u64| tokens * compact::BYTES_PER_TOKEN * 1000 / calibration;
+        let split = compact::split_point(&self.messages, &self.sizes, bytes(self.budget.recent()));
         let old = self.messages[..split].to_vec();
         let mut recent = self.messages[split..].to_vec();
         // The person's latest request, verbatim, if it is in the old part.
@@ -708,11 +746,8 @@ impl Session {
                 })
                 .flatten()
         });
-        let room = self
-            .budget
-            .limit()
-            .saturating_sub(self.fixed_bytes / bpt + 1_000)
-            .saturating_mul(bpt) as usize;
+        let room = bytes(self.budget.limit().saturating_sub(1_000)).saturating_sub(self.fixed_bytes)
+            as usize;
         let summary = if old.is_empty() {
             Err("nothing old enough to summarize".to_string())
         } else {
@@ -756,7 +791,7 @@ impl Session {
         let fixed = self.fixed_bytes;
         compact::shrink(
             &mut messages,
-            (self.budget.limit() * bpt).saturating_sub(fixed),
+            bytes(self.budget.limit()).saturating_sub(fixed),
         );
         self.messages = messages;
         self.sizes = self.messages.iter().map(compact::message_bytes).collect();
@@ -764,11 +799,17 @@ impl Session {
         self.turn_starts.clear();
         let after = self.estimate();
         self.compacted_to = Some(after);
+        let (kept, _) = self.surface.context().tracker.since(0);
         self.record(&Entry::Compaction {
             messages: self.messages.clone(),
             before,
             after,
             truncated,
+            reads: kept
+                .into_iter()
+                .filter(|(_, s)| s.prefix.is_none())
+                .map(|(p, s)| (p, format!("{:032x}", s.hash)))
+                .collect(),
         });
         on_event(AgentEvent::Compacted {
             before,
@@ -824,7 +865,8 @@ impl Session {
     fn reattach_files(&self) -> String {
         let tracker = &self.surface.context().tracker;
         let (files, _) = tracker.since(0);
-        let mut room = (self.budget.files() * compact::BYTES_PER_TOKEN) as usize;
+        let mut room =
+            (self.budget.files() * compact::BYTES_PER_TOKEN * 1000 / self.calibration) as usize;
         let mut kept: Vec<std::path::PathBuf> = Vec::new();
         let mut out = String::new();
         for (path, stamp) in files {
@@ -856,36 +898,43 @@ impl Session {
     /// since the last compaction); returns that turn's prompt.
     pub fn rewind(&mut self, turn: u32) -> Option<String> {
         let i = self.turn_starts.iter().position(|(t, _)| *t == turn)?;
-        let (_, keep) = self.turn_starts[i];
-        let prompt = self.messages.get(keep).and_then(|m| {
-            m.content.iter().find_map(|c| match c {
-                Content::Text { text } => Some(text.clone()),
-                _ => None,
-            })
-        });
+        let (_, (at, block)) = self.turn_starts[i];
+        let prompt = self.prompt_at(at, block);
         self.turn_starts.truncate(i);
-        self.messages.truncate(keep);
-        self.sizes.truncate(keep);
+        self.messages.truncate(at + 1);
+        if let Some(m) = self.messages.get_mut(at) {
+            m.content.truncate(block);
+            if m.content.is_empty() {
+                self.messages.truncate(at);
+            }
+        }
+        self.sizes = self.messages.iter().map(compact::message_bytes).collect();
         self.conversation.epoch += 1;
-        self.record(&Entry::Rewind { keep });
+        self.record(&Entry::Rewind {
+            keep: at,
+            keep_blocks: Some(block),
+        });
         if let Some(log) = &self.log {
             log.flush();
         }
         prompt
     }
 
+    /// The prompt that begins at block `block` of message `at`.
+    fn prompt_at(&self, at: usize, block: usize) -> Option<String> {
+        self.messages.get(at)?.content[block..]
+            .iter()
+            .find_map(|c| match c {
+                Content::Text { text } => Some(text.clone()),
+                _ => None,
+            })
+    }
+
     /// Turns the conversation can be rewound to, with their prompts.
     pub fn rewind_points(&self) -> Vec<(u32, String)> {
         self.turn_starts
             .iter()
-            .filter_map(|(t, i)| {
-                let m = self.messages.get(*i)?;
-                let text = m.content.iter().rev().find_map(|c| match c {
-                    Content::Text { text } => Some(text.clone()),
-                    _ => None,
-                })?;
-                Some((*t, text))
-            })
+            .filter_map(|(t, (at, block))| Some((*t, self.prompt_at(*at, *block)?)))
             .collect()
     }
 

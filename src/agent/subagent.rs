@@ -79,7 +79,8 @@ impl Delegate for SubAgents {
             self.system.clone(),
             self.max_steps,
         )
-        .with_log(Arc::new(log));
+        .with_log(Arc::new(log))
+        .within_parent_turn();
         Box::pin(async move {
             let on_event = |ev: AgentEvent| match ev {
                 AgentEvent::ToolCall { name, summary, .. } => {

@@ -49,11 +49,16 @@ fn summarize(path: &Path) -> Option<Summary> {
     let (header, title, turns) = if path.extension().is_some_and(|e| e == "jsonl") {
         let text = std::fs::read(path).ok()?;
         let mut lines = text.split(|b| *b == b'\n');
-        let header: Header = serde_json::from_slice(lines.next()?).ok()?;
+        let mut header: Header = serde_json::from_slice(lines.next()?).ok()?;
+        // The file's name is the id (see `store::load`).
+        header.id = path.file_stem()?.to_string_lossy().into_owned();
         let (mut title, mut turns) = (None, 0);
         // Only prompt lines are parsed: listing stays fast for long logs.
         for line in lines.filter(|l| l.starts_with(br#"{"t":"user""#)) {
-            if let Ok(Entry::User { text, .. }) = serde_json::from_slice(line) {
+            if let Ok(Entry::User {
+                text, auto: false, ..
+            }) = serde_json::from_slice(line)
+            {
                 turns += 1;
                 title.get_or_insert(text);
             }
@@ -64,7 +69,10 @@ fn summarize(path: &Path) -> Option<Summary> {
         let mut title = None;
         let mut turns = 0;
         for e in &loaded.entries {
-            if let Entry::User { text, .. } = e {
+            if let Entry::User {
+                text, auto: false, ..
+            } = e
+            {
                 turns += 1;
                 title.get_or_insert(text.clone());
             }
@@ -126,6 +134,8 @@ pub enum FindError {
         "no earlier session in {0}; start one with `agent`, or list every project's with `agent sessions --all`"
     )]
     NoneHere(PathBuf),
+    #[error("{0}")]
+    Unreadable(String),
 }
 
 /// The session whose id is `query` or starts with it.
@@ -141,7 +151,7 @@ pub fn find(data_dir: &Path, query: &str) -> Result<Summary, FindError> {
         .collect();
     match hits.as_slice() {
         [one] => Ok((*one).clone()),
-        [] => Err(FindError::Unknown(query.to_string())),
+        [] => Err(unreadable(data_dir, query).unwrap_or(FindError::Unknown(query.to_string()))),
         many => Err(FindError::Ambiguous {
             query: query.to_string(),
             n: many.len(),
@@ -153,6 +163,26 @@ pub fn find(data_dir: &Path, query: &str) -> Result<Summary, FindError> {
                 .join(", "),
         }),
     }
+}
+
+/// A log named like `query` that is not listed because it cannot be read
+/// says why, rather than "no such session".
+fn unreadable(data_dir: &Path, query: &str) -> Option<FindError> {
+    let dir = std::fs::read_dir(data_dir.join("sessions")).ok()?;
+    for e in dir.filter_map(Result::ok) {
+        let path = e.path();
+        let stem = path.file_stem()?.to_string_lossy().into_owned();
+        if !query.is_empty() && stem.starts_with(query) {
+            let why = match store::load(&path) {
+                Err(e) => e.to_string(),
+                Ok(_) => continue,
+            };
+            return Some(FindError::Unreadable(format!(
+                "session {stem} cannot be resumed: {why}"
+            )));
+        }
+    }
+    None
 }
 
 /// The newest session of `project`.
@@ -188,6 +218,7 @@ mod tests {
             turn: 1,
             text: prompt.into(),
             time: 1,
+            auto: false,
         });
     }
 
@@ -208,6 +239,12 @@ mod tests {
         assert!(e.contains("start of 2 session ids"), "{e}");
         let e = find(d.path(), "q").unwrap_err().to_string();
         assert!(e.contains("no session has an id starting with `q`"), "{e}");
+        std::fs::write(d.path().join("sessions/broken9.jsonl"), "not json\n").unwrap();
+        let e = find(d.path(), "broken").unwrap_err().to_string();
+        assert!(
+            e.contains("session broken9 cannot be resumed") && e.contains("not a session header"),
+            "{e}"
+        );
         let e = latest(d.path(), Path::new("/c")).unwrap_err().to_string();
         assert!(e.contains("no earlier session in /c"), "{e}");
     }

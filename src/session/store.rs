@@ -41,8 +41,15 @@ pub struct Header {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "t", rename_all = "snake_case")]
 pub enum Entry {
-    /// The person's prompt opening turn `turn`.
-    User { turn: u32, text: String, time: i64 },
+    /// The person's prompt opening turn `turn` (or, `auto`, a prompt the
+    /// agent sent for them: "continue where you were cut off").
+    User {
+        turn: u32,
+        text: String,
+        time: i64,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        auto: bool,
+    },
     /// A whole assistant message (text, thinking, tool calls).
     Assistant { message: Message },
     /// A tool's result as the model received it.
@@ -81,6 +88,10 @@ pub enum Entry {
         /// The summary request failed: the oldest turns were dropped.
         #[serde(default)]
         truncated: bool,
+        /// The files that still count as read (their content is in the
+        /// conversation); every other file must be viewed again.
+        #[serde(default)]
+        reads: Vec<(PathBuf, String)>,
     },
     /// Files restored to their content before a checkpoint (or, for a
     /// redo, after it).
@@ -89,8 +100,14 @@ pub enum Entry {
         redo: bool,
         files: Vec<PathBuf>,
     },
-    /// The conversation cut back to its first `keep` messages.
-    Rewind { keep: usize },
+    /// The conversation cut back to its first `keep` messages, and of
+    /// message `keep` its first `keep_blocks` blocks (a prompt that joined
+    /// a user message).
+    Rewind {
+        keep: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        keep_blocks: Option<usize>,
+    },
     /// Talks to another model from here on.
     Model { provider: String, model: String },
     /// Files the read tracker knows, with the content hash seen (hex).
@@ -204,8 +221,10 @@ impl SessionLog {
         }
         let mut file = std::fs::OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(&self.path)?;
+        end_line(&mut file)?;
         if let Some(header) = state.header.take() {
             let mut line = serde_json::to_vec(&header).map_err(std::io::Error::other)?;
             line.push(b'\n');
@@ -261,6 +280,18 @@ impl SessionLog {
             self.fail(&mut state, &e);
         }
     }
+}
+
+/// A file a crash left with a torn last line gets a line end first, so the
+/// next line appended is whole (the torn one stays unreadable, and skipped).
+pub fn end_line(file: &mut std::fs::File) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let len = file.metadata()?.len();
+    let mut last = [0u8; 1];
+    if len > 0 && file.read_at(&mut last, len - 1)? == 1 && last[0] != b'\n' {
+        file.write_all(b"\n")?;
+    }
+    Ok(())
 }
 
 fn lock(state: &Mutex<LogState>) -> std::sync::MutexGuard<'_, LogState> {
@@ -329,8 +360,10 @@ pub fn load(path: &Path) -> Result<Loaded, LoadError> {
             }
         }
     };
-    let mut entries = Vec::new();
+    let mut header = header;
     let mut warnings = Vec::new();
+    checked_id(path, &mut header, &mut warnings)?;
+    let mut entries = Vec::new();
     while let Some((n, line)) = lines.next() {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
@@ -357,6 +390,40 @@ pub fn load(path: &Path) -> Result<Loaded, LoadError> {
     })
 }
 
+/// A session's id names files (`sessions/<id>.jsonl`, `history/<id>/`):
+/// the file's own name is the id, and it must look like one.
+fn checked_id(
+    path: &Path,
+    header: &mut Header,
+    warnings: &mut Vec<String>,
+) -> Result<(), LoadError> {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let valid = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 64
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    };
+    if !valid(&stem) {
+        return Err(LoadError::NotALog {
+            path: path.to_path_buf(),
+            why: "its name is not a session id (letters, digits and dashes)".into(),
+        });
+    }
+    if header.id != stem {
+        warnings.push(format!(
+            "{}: its header names session `{}`; the file's name, `{stem}`, is used",
+            path.display(),
+            header.id.escape_debug()
+        ));
+        header.id = stem;
+    }
+    Ok(())
+}
+
 /// The earlier format: one JSON object with the whole conversation.
 fn legacy(path: &Path, bytes: &[u8]) -> Result<Loaded, LoadError> {
     #[derive(Deserialize)]
@@ -373,6 +440,22 @@ fn legacy(path: &Path, bytes: &[u8]) -> Result<Loaded, LoadError> {
         path: path.to_path_buf(),
         why: e.to_string(),
     })?;
+    let mut t = t;
+    let mut warnings = Vec::new();
+    let mut id_header = Header {
+        v: 0,
+        id: t.id.clone(),
+        created: 0,
+        cwd: PathBuf::new(),
+        project: PathBuf::new(),
+        git_root: None,
+        provider: String::new(),
+        model: String::new(),
+        agent_version: String::new(),
+        parent: None,
+    };
+    checked_id(path, &mut id_header, &mut warnings)?;
+    t.id = id_header.id;
     let created = std::fs::metadata(path)
         .and_then(|m| m.modified())
         .ok()
@@ -392,6 +475,7 @@ fn legacy(path: &Path, bytes: &[u8]) -> Result<Loaded, LoadError> {
                                 turn,
                                 text,
                                 time: created,
+                                auto: false,
                             })
                         }
                         Content::ToolResult {
@@ -431,7 +515,7 @@ fn legacy(path: &Path, bytes: &[u8]) -> Result<Loaded, LoadError> {
             parent: None,
         },
         entries,
-        warnings: Vec::new(),
+        warnings,
     })
 }
 
@@ -483,11 +567,21 @@ impl Replay {
                         None => r.usage.push((key, *usage)),
                     }
                 }
-                Entry::Compaction { messages, .. } => {
+                Entry::Compaction {
+                    messages, reads, ..
+                } => {
                     r.messages = messages.clone();
+                    r.reads = reads.clone();
                     r.compactions += 1;
                 }
-                Entry::Rewind { keep } => r.messages.truncate(*keep),
+                Entry::Undo { files, .. } => r.reads.retain(|(p, _)| !files.contains(p)),
+                Entry::Rewind { keep, keep_blocks } => {
+                    r.messages.truncate(keep + 1);
+                    match (r.messages.get_mut(*keep), keep_blocks) {
+                        (Some(m), Some(b)) => m.content.truncate(*b),
+                        _ => r.messages.truncate(*keep),
+                    }
+                }
                 Entry::Model { provider, model } => {
                     r.model = Some((provider.clone(), model.clone()))
                 }
@@ -499,7 +593,7 @@ impl Replay {
                         }
                     }
                 }
-                Entry::Approval { .. } | Entry::Undo { .. } | Entry::TurnEnd { .. } => {}
+                Entry::Approval { .. } | Entry::TurnEnd { .. } => {}
             }
         }
         r.messages.retain(|m| !m.content.is_empty());
@@ -630,6 +724,7 @@ mod tests {
             turn: 1,
             text: "hi".into(),
             time: 2,
+            auto: false,
         });
         log.append(&Entry::Assistant {
             message: Message {
@@ -659,7 +754,10 @@ mod tests {
         assert_eq!(r.messages[0], Message::user("hi"));
         // A reopened log appends without a second header.
         let again = SessionLog::reopen(log.path().to_path_buf());
-        again.append(&Entry::Rewind { keep: 1 });
+        again.append(&Entry::Rewind {
+            keep: 1,
+            keep_blocks: None,
+        });
         let r = Replay::of(&load(log.path()).unwrap().entries);
         assert_eq!(r.messages, vec![Message::user("hi")]);
     }
@@ -672,6 +770,7 @@ mod tests {
             turn: 1,
             text: "one".into(),
             time: 2,
+            auto: false,
         });
         drop(log);
         let path = log_path(d.path(), "s2");
@@ -690,6 +789,15 @@ mod tests {
         let loaded = load(&path).unwrap();
         assert_eq!(loaded.entries.len(), 2);
         assert!(loaded.warnings[0].contains("skipped line 3"), "{loaded:?}");
+        // Appending after a torn line starts a line of its own.
+        f.write_all(br#"{"t":"rewind","ke"#).unwrap();
+        let again = SessionLog::reopen(path.clone());
+        again.append(&Entry::Rewind {
+            keep: 0,
+            keep_blocks: None,
+        });
+        let loaded = load(&path).unwrap();
+        assert_eq!(loaded.entries.len(), 3, "{loaded:?}");
     }
 
     #[test]

@@ -296,6 +296,30 @@ pub fn write_atomic(
     bytes: &[u8],
     mode: Option<u32>,
 ) -> std::io::Result<()> {
+    let (dir, file_name, reached) = open_parent(root, path, true)?;
+    write_in(&dir, &file_name, &reached, bytes, mode)
+}
+
+/// Removes the file at `path` (a resolved path, inside `root` or absolute)
+/// by the same descriptor walk as [`write_atomic`]: never through a link
+/// that replaced a directory on the way, never a directory.
+pub fn remove_file(root: Option<&Path>, path: &Path) -> std::io::Result<()> {
+    let (dir, file_name, _) = open_parent(root, path, false)?;
+    // SAFETY: unlinkat of a name relative to a directory descriptor we own.
+    if unsafe { libc::unlinkat(dir.as_raw_fd(), file_name.as_ptr(), 0) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The directory holding `path`, opened one component at a time from
+/// `root` (or `/`) without following links (creating missing ones when
+/// `create`), the file's name, and where the directory really is.
+fn open_parent(
+    root: Option<&Path>,
+    path: &Path,
+    create: bool,
+) -> std::io::Result<(std::fs::File, std::ffi::CString, PathBuf)> {
     use std::os::unix::ffi::OsStrExt;
     let (anchor, rel) = match root.and_then(|r| path.strip_prefix(r).ok().map(|rel| (r, rel))) {
         Some(found) => found,
@@ -321,7 +345,7 @@ pub fn write_atomic(
     for name in dirs {
         dir = match open_dir(Some(&dir), name) {
             Ok(d) => d,
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+            Err(e) if create && e.raw_os_error() == Some(libc::ENOENT) => {
                 // SAFETY: mkdirat relative to a directory descriptor we own.
                 let made = unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), 0o777) };
                 if made != 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST)
@@ -341,6 +365,17 @@ pub fn write_atomic(
             reached.display()
         )));
     }
+    Ok((dir, file_name.clone(), reached))
+}
+
+/// The temp file, fsync and rename of [`write_atomic`], in `dir`.
+fn write_in(
+    dir: &std::fs::File,
+    file_name: &std::ffi::CStr,
+    reached: &Path,
+    bytes: &[u8],
+    mode: Option<u32>,
+) -> std::io::Result<()> {
     let tmp = format!(
         "{TEMP_PREFIX}{}-{}",
         std::process::id(),

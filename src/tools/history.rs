@@ -86,8 +86,10 @@ impl FileHistory {
         text.push(b'\n');
         let mut index = std::fs::OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(dir.join("index.jsonl"))?;
+        crate::session::store::end_line(&mut index)?;
         index.write_all(&text)
     }
 
@@ -116,6 +118,10 @@ impl FileHistory {
             Some(n) => n,
             None => Index::read(dir).max_seq + 1,
         };
+        // A file with other hard links may be changed in place through
+        // them: the kept content must be a copy of its own then.
+        let copy = copy
+            || std::fs::metadata(path).is_ok_and(|m| std::os::unix::fs::MetadataExt::nlink(&m) > 1);
         if existed {
             // Another process on the same history (`agent undo` beside a
             // session) may have taken a number: the link's O_EXCL decides.
@@ -161,12 +167,37 @@ impl FileHistory {
     /// What undoing the last `turns` turns (or, with `redo`, undoing the
     /// last undo) would do. `Ok(None)`: nothing to undo.
     pub fn plan(&self, turns: u32, redo: bool) -> std::io::Result<Option<Plan>> {
+        self.plan_of(redo, &|targets| {
+            targets.truncate(if redo { 1 } else { turns.max(1) as usize })
+        })
+    }
+
+    /// What undoing every turn from `turn` on (the code part of a rewind
+    /// to before it) would do.
+    pub fn plan_since(&self, turn: u32) -> std::io::Result<Option<Plan>> {
+        self.plan_of(false, &|targets| {
+            targets.retain(|cp| {
+                cp.strip_prefix("turn-")
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .is_some_and(|n| n >= turn)
+            })
+        })
+    }
+
+    /// The plan for the standing checkpoints of the kind (`turn-*`, or
+    /// `undo-*` for a redo) that changed files, newest first, as `pick`
+    /// narrows them.
+    fn plan_of(
+        &self,
+        redo: bool,
+        pick: &dyn Fn(&mut Vec<String>),
+    ) -> std::io::Result<Option<Plan>> {
         let Some(dir) = &self.dir else {
             return Ok(None);
         };
         let index = Index::read(dir);
         let live = index.live();
-        let targets: Vec<String> = index
+        let mut targets: Vec<String> = index
             .checkpoints
             .iter()
             .rev()
@@ -177,9 +208,9 @@ impl FileHistory {
                     .iter()
                     .any(|c| &c.cp == *cp && c.landed.is_some())
             })
-            .take(if redo { 1 } else { turns.max(1) as usize })
             .cloned()
             .collect();
+        pick(&mut targets);
         if targets.is_empty() {
             return Ok(None);
         }
@@ -234,16 +265,47 @@ impl FileHistory {
             return Err(UndoError::Conflicts(conflicts));
         }
         let index = Index::read(dir);
+        // Numbered after every undo and redo so far, also one that failed
+        // half-way (it has changes but no closing line).
+        let earlier = index
+            .checkpoints
+            .iter()
+            .filter(|c| c.starts_with("undo-") || c.starts_with("redo-"))
+            .count()
+            .max(index.undos as usize);
         let cp = format!(
             "{}-{}",
             if plan.redo { "redo" } else { "undo" },
-            index.undos + 1
+            earlier + 1
         );
         let mut done = Vec::new();
+        let result = self.restore_all(plan, root, &cp, &mut done);
+        // What was restored is recorded as this undo even when a later file
+        // failed, so it can be redone.
+        if !done.is_empty() || result.is_ok() {
+            self.append(&Line::Undo {
+                cp,
+                of: plan.targets.clone(),
+            })
+            .map_err(|e| UndoError::Io {
+                path: dir.join("index.jsonl"),
+                source: e,
+            })?;
+        }
+        result.map(|()| done)
+    }
+
+    fn restore_all(
+        &self,
+        plan: &Plan,
+        root: &Path,
+        cp: &str,
+        done: &mut Vec<PathBuf>,
+    ) -> Result<(), UndoError> {
         for f in &plan.files {
             let existed = f.path.exists();
             let seq = self
-                .record_in(&cp, &f.path, existed, false)
+                .record_in(cp, &f.path, existed, false)
                 .map_err(|e| UndoError::Io {
                     path: f.path.clone(),
                     source: e,
@@ -262,7 +324,7 @@ impl FileHistory {
                     self.landed(seq, Some(&bytes)).map_err(io)?;
                 }
                 Restore::Remove => {
-                    match std::fs::remove_file(&f.path) {
+                    match super::files::remove_file(Some(root), &f.path) {
                         Ok(()) => {}
                         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                         Err(e) => return Err(io(e)),
@@ -272,15 +334,7 @@ impl FileHistory {
             }
             done.push(f.path.clone());
         }
-        self.append(&Line::Undo {
-            cp,
-            of: plan.targets.clone(),
-        })
-        .map_err(|e| UndoError::Io {
-            path: dir.join("index.jsonl"),
-            source: e,
-        })?;
-        Ok(done)
+        Ok(())
     }
 }
 

@@ -37,6 +37,9 @@ pub enum UiEvent {
     Picker(Vec<(String, String)>),
     /// The session now shown.
     Session(String),
+    /// A question for the person: `y` sends the command, any other key
+    /// drops it.
+    Confirm(String, Command),
 }
 
 /// The list `/resume` (or `agent --resume`) offers; typing filters it.
@@ -59,7 +62,7 @@ impl Picker {
 }
 
 /// What the UI asks of the agent side.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     Send(String),
     Interrupt,
@@ -124,6 +127,8 @@ pub struct App {
     pub commands: Vec<Command>,
     pub quit: bool,
     picker: Option<Picker>,
+    /// Sent on `y`: the answer to a [`UiEvent::Confirm`].
+    confirm: Option<Command>,
 }
 
 const SLASH: &[&str] = &[
@@ -156,6 +161,7 @@ impl App {
             commands: Vec::new(),
             quit: false,
             picker: None,
+            confirm: None,
         }
     }
 
@@ -340,6 +346,13 @@ impl App {
                 }
             }
             UiEvent::Session(id) => self.status.session = id,
+            UiEvent::Confirm(text, command) => {
+                self.notice(
+                    &format!("{text}\nPress y to overwrite them, any other key to keep them."),
+                    true,
+                );
+                self.confirm = Some(command);
+            }
         }
     }
 
@@ -599,6 +612,17 @@ impl App {
             self.last_key = Some(now);
             return;
         }
+        if self.dialog.is_none()
+            && let Some(command) = self.confirm.take()
+        {
+            if key.code == KeyCode::Char('y') && key.modifiers.is_empty() {
+                self.commands.push(command);
+            } else {
+                self.notice("Kept them; nothing was changed.", false);
+            }
+            self.last_key = Some(now);
+            return;
+        }
         if key.code == KeyCode::Esc && self.dialog.as_ref().is_none_or(|d| d.reason.is_none()) {
             if self.working.is_some() {
                 self.commands.push(Command::Interrupt);
@@ -841,6 +865,13 @@ impl App {
             format!("· sandbox: {} · {}", self.status.sandbox, self.status.cwd),
             t.fg(Color::DarkGray),
         ));
+        if !self.status.session.is_empty() {
+            let short: String = self.status.session.chars().take(8).collect();
+            spans.push(Span::styled(
+                format!(" · session {short}"),
+                t.fg(Color::DarkGray),
+            ));
+        }
         Line::from(spans)
     }
 }

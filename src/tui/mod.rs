@@ -297,7 +297,9 @@ fn replay(session: &Session, entries: &[Entry]) -> Vec<UiEvent> {
     let mut out = Vec::new();
     for e in entries {
         match e {
-            Entry::User { text, .. } => out.push(UiEvent::User(text.clone())),
+            Entry::User {
+                text, auto: false, ..
+            } => out.push(UiEvent::User(text.clone())),
             Entry::Assistant { message } => {
                 let text = message.text();
                 if !text.is_empty() {
@@ -546,8 +548,13 @@ async fn agent_task(
                 let _ = ui.send(UiEvent::TurnDone(r));
             }
             Command::Undo { redo, force } => {
-                let text = undo(&config, &session, 1, redo, force);
-                let _ = ui.send(UiEvent::Notice(text.0, text.1));
+                let (text, error) = undo(&config, &session, None, redo, force);
+                // Files changed since: the person decides, with `y`.
+                let _ = ui.send(if error && text.contains(CONFLICT) {
+                    UiEvent::Confirm(text, Command::Undo { redo, force: true })
+                } else {
+                    UiEvent::Notice(text, error)
+                });
             }
             Command::Rewind(None) => {
                 let points = session.rewind_points();
@@ -570,8 +577,7 @@ async fn agent_task(
                 let mut notes = Vec::new();
                 let mut failed = false;
                 if what != "chat" {
-                    let turns = session.turns().saturating_sub(n) + 1;
-                    let (text, err) = undo(&config, &session, turns, false, false);
+                    let (text, err) = undo(&config, &session, Some(n), false, false);
                     failed = err;
                     notes.push(text);
                 }
@@ -710,20 +716,33 @@ fn session_items(config: &Config) -> Vec<(String, String)> {
                 "{when}  {:>3} turns  {}  {}",
                 s.turns,
                 s.title,
-                &s.id[..s.id.len().min(8)]
+                s.id.chars().take(8).collect::<String>()
             );
             (s.id, label)
         })
         .collect()
 }
 
+/// How an undo that stopped at files changed since says so.
+const CONFLICT: &str = "Nothing was changed";
+
 /// `/undo`, `/redo`, the code part of `/rewind`: the notice to show and
 /// whether it is an error. Files changed since are never overwritten
 /// without `force`.
-fn undo(config: &Config, session: &Session, turns: u32, redo: bool, force: bool) -> (String, bool) {
+fn undo(
+    config: &Config,
+    session: &Session,
+    since: Option<u32>,
+    redo: bool,
+    force: bool,
+) -> (String, bool) {
     let history = &session.surface().context().history;
     let what = if redo { "redo" } else { "undo" };
-    let plan = match history.plan(turns, redo) {
+    let planned = match since {
+        Some(turn) => history.plan_since(turn),
+        None => history.plan(1, redo),
+    };
+    let plan = match planned {
         Ok(Some(p)) => p,
         Ok(None) => return (format!("Nothing to {what}."), false),
         Err(e) => return (format!("cannot read the file history: {e}"), true),
@@ -732,7 +751,7 @@ fn undo(config: &Config, session: &Session, turns: u32, redo: bool, force: bool)
     let conflicts = plan.conflicts().count();
     if conflicts > 0 && !force {
         text.push_str(&format!(
-            "Nothing was changed: {conflicts} file(s) changed since the agent's change (diffs above). /{what} force overwrites them."
+            "{CONFLICT}: {conflicts} file(s) changed since the agent's change (diffs above). /{what} force overwrites them."
         ));
         return (text, true);
     }

@@ -712,3 +712,26 @@ fn a_withdrawn_partial_answer_is_replaced_by_the_retry() {
     assert!(!s.contains("half an ans") && !s.contains("plan"), "{s}");
     assert!(s.contains("hi"), "the prompt stays:\n{s}");
 }
+
+#[test]
+fn an_undo_over_changed_files_waits_for_y() {
+    let mut a = app();
+    let now = Instant::now();
+    let force = Command::Undo {
+        redo: false,
+        force: true,
+    };
+    a.apply(UiEvent::Confirm(
+        "Nothing was changed: 1 file(s) changed since".into(),
+        force.clone(),
+    ));
+    assert!(screen(&mut a, 100, 12, now).contains("Press y to overwrite them"));
+    a.on_event(key('n'), now);
+    assert!(a.commands.is_empty(), "any other key keeps the files");
+    assert_eq!(a.composer.text, "", "the key answered, it was not typed");
+    a.apply(UiEvent::Confirm("again".into(), force.clone()));
+    a.on_event(key('y'), now);
+    assert_eq!(a.commands, vec![force]);
+    a.apply(UiEvent::Session("3f2a1b2c-9999".into()));
+    assert!(screen(&mut a, 160, 12, now).contains("session 3f2a1b2c"));
+}
