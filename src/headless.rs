@@ -409,7 +409,36 @@ pub async fn run(
             "context_window_known": session.context().2,
         }));
     }
+    // Calls the gate refused, as Claude Code's `permission_denials` lists them.
+    let calls = std::sync::Mutex::new(std::collections::HashMap::<String, (String, String)>::new());
+    let denials = std::sync::Mutex::new(Vec::<serde_json::Value>::new());
     let on_event = |ev: AgentEvent| {
+        match &ev {
+            AgentEvent::ToolCall {
+                id,
+                name,
+                arguments,
+                ..
+            } => {
+                if let Ok(mut c) = calls.lock() {
+                    c.insert(id.clone(), (name.clone(), arguments.clone()));
+                }
+            }
+            AgentEvent::ToolResult {
+                id, denied: true, ..
+            } => {
+                let call = calls.lock().ok().and_then(|c| c.get(id).cloned());
+                if let (Some((name, arguments)), Ok(mut d)) = (call, denials.lock()) {
+                    d.push(json!({
+                        "tool_name": name,
+                        "tool_use_id": id,
+                        "tool_input": serde_json::from_str::<serde_json::Value>(&arguments)
+                            .unwrap_or(serde_json::Value::String(arguments)),
+                    }));
+                }
+            }
+            _ => {}
+        }
         if format == OutputFormat::StreamJson {
             emit(serde_json::to_value(&ev).unwrap_or_default());
         } else if let AgentEvent::ToolResult { notices, .. } = &ev {
@@ -449,6 +478,13 @@ pub async fn run(
         let _ = tokio::time::timeout(std::time::Duration::from_secs(3), mcp.shutdown()).await;
     }
     let usage = session.usage();
+    // Claude Code's names: `success`, `error_max_turns`, `error_during_execution`.
+    let subtype = match &outcome {
+        Ok(_) => "success",
+        Err(TurnError::StepLimit(_)) => "error_max_turns",
+        Err(_) => "error_during_execution",
+    };
+    let denials = denials.into_inner().unwrap_or_default();
     let (code, result, error) = match &outcome {
         Ok(text) => (0, text.clone(), None),
         Err(TurnError::Cancelled) => (
@@ -466,21 +502,32 @@ pub async fn run(
                 let _ = out.flush();
             }
         }
+        // Claude Code's result object first, then fields of ours.
         OutputFormat::Json | OutputFormat::StreamJson => emit(json!({
             "type": "result",
+            "subtype": subtype,
             "is_error": error.is_some(),
+            "duration_ms": started.elapsed().as_millis() as u64,
+            "duration_api_ms": session.api_time().as_millis() as u64,
+            "num_turns": session.steps(),
             "result": result,
-            "error": error,
             "session_id": session.id,
+            "total_cost_usd": session.cost().unwrap_or(0.0),
+            "usage": {
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "cache_creation_input_tokens": usage.cache_write_tokens,
+                "cache_read_input_tokens": usage.cache_read_tokens,
+            },
+            "permission_denials": denials,
+            "error": error,
             "provider": provider_id,
             "model": model,
-            "usage": usage,
-            "total_cost_usd": session.cost(),
+            "cost_known": session.cost().is_some(),
             "cost_by_model": session.usage_by_model(),
-            "num_turns": session.turns(),
+            "session_turns": session.turns(),
             "stop_reason": session.stop_reason(),
             "tool_calls": session.tool_calls(),
-            "duration_ms": started.elapsed().as_millis() as u64,
         })),
     }
     if let Some(e) = error {

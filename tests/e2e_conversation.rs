@@ -346,11 +346,20 @@ fn json_and_stream_json_outputs() {
     run.assert_ok();
     let v: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap();
     assert_eq!(v["type"], "result");
+    assert_eq!(v["subtype"], "success");
     assert_eq!(v["is_error"], false);
     assert_eq!(v["result"], "fine");
     assert_eq!(v["tool_calls"], 1);
+    assert_eq!(v["num_turns"], 2, "two model round trips");
     assert_eq!(v["usage"]["input_tokens"], 250);
     assert_eq!(v["usage"]["output_tokens"], 10);
+    assert_eq!(v["usage"]["cache_read_input_tokens"], 0);
+    assert_eq!(v["usage"]["cache_creation_input_tokens"], 0);
+    assert_eq!(v["permission_denials"], serde_json::json!([]));
+    assert!(v["duration_api_ms"].as_u64().unwrap() <= v["duration_ms"].as_u64().unwrap());
+    // mock-1 has no known prices: a number all the same, said to be unknown.
+    assert_eq!(v["total_cost_usd"], 0.0);
+    assert_eq!(v["cost_known"], false);
     let id = v["session_id"].as_str().unwrap();
     let saved = p.home().join(format!("data/sessions/{id}.jsonl"));
     let lines: Vec<serde_json::Value> = std::fs::read_to_string(saved)
@@ -453,4 +462,42 @@ fn prompt_piped_without_p() {
         mock.requests()[0].body["messages"][1]["content"],
         "piped task"
     );
+}
+
+#[test]
+fn a_denied_call_is_listed_in_permission_denials() {
+    let p = demo();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools(vec![call(
+            "w1",
+            "write",
+            json!({"path": "new.txt", "content": "x\n"}),
+        )])),
+        Step::Reply(Reply::text("could not write")),
+    ]);
+    let run = p.run(&mock, Wire::OpenAi, "q", &["--output-format", "json"]);
+    run.assert_ok();
+    let v: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(v["subtype"], "success");
+    assert_eq!(
+        v["permission_denials"],
+        json!([{"tool_name": "write", "tool_use_id": "w1", "tool_input": {"path": "new.txt", "content": "x\n"}}])
+    );
+    assert!(!p.root().join("new.txt").exists());
+
+    // A run stopped by the step limit says so.
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools(vec![call("l", "ls", json!({}))])),
+        Step::Reply(Reply::text("never")),
+    ]);
+    let run = p.run(
+        &mock,
+        Wire::OpenAi,
+        "q",
+        &["--output-format", "json", "--max-steps", "1"],
+    );
+    assert_eq!(run.code, 1);
+    let v: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(v["subtype"], "error_max_turns");
+    assert_eq!(v["is_error"], true);
 }

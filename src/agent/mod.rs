@@ -179,6 +179,10 @@ pub struct Session {
     /// Its turns are the file history's checkpoints (a sub-agent's are
     /// not: it shares its parent's history).
     checkpoints: bool,
+    /// Model round trips of the last turn, and time spent waiting for the
+    /// model in it.
+    steps: u32,
+    api_time: std::time::Duration,
 }
 
 /// What one model cost in this session.
@@ -232,6 +236,8 @@ impl Session {
             compacted_to: None,
             stop: None,
             checkpoints: true,
+            steps: 0,
+            api_time: std::time::Duration::ZERO,
         };
         session.refresh_tools();
         session
@@ -342,6 +348,16 @@ impl Session {
         self.turn
     }
 
+    /// Model round trips of the last turn (compaction summaries included).
+    pub fn steps(&self) -> u32 {
+        self.steps
+    }
+
+    /// Time the last turn spent waiting for the model.
+    pub fn api_time(&self) -> std::time::Duration {
+        self.api_time
+    }
+
     /// Why the model's last response ended, as the session log says it.
     pub fn stop_reason(&self) -> Option<&str> {
         self.stop.as_deref()
@@ -426,6 +442,8 @@ impl Session {
         cancel: &CancellationToken,
     ) -> Result<String, TurnError> {
         self.turn += 1;
+        self.steps = 0;
+        self.api_time = std::time::Duration::ZERO;
         if self.checkpoints {
             self.surface.context().history.begin_turn(self.turn);
         }
@@ -523,7 +541,11 @@ impl Session {
                 known: self.budget.known,
             });
             let estimated = self.estimate();
-            let completion = match self.request(on_event, cancel).await {
+            let asked = std::time::Instant::now();
+            let response = self.request(on_event, cancel).await;
+            self.steps += 1;
+            self.api_time += asked.elapsed();
+            let completion = match response {
                 Ok(c) => c,
                 Err(LlmError::Cancelled) => return Err(TurnError::Cancelled),
                 // The server says the conversation is too long: compact
