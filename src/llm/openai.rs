@@ -172,7 +172,14 @@ fn encode_message<'a>(m: &'a Message, out: &mut Vec<ChatMessage<'a>>) {
                         tool_call_id: call_id,
                         content,
                     }),
-                    Content::Text { text: t } => text.push_str(t),
+                    // Two prompts in one user turn (the first one's turn
+                    // was interrupted) stay two paragraphs, not one word.
+                    Content::Text { text: t } => {
+                        if !text.is_empty() && !t.is_empty() {
+                            text.push_str("\n\n");
+                        }
+                        text.push_str(t)
+                    }
                     _ => {}
                 }
             }
@@ -465,6 +472,25 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn two_prompts_in_one_user_turn_stay_apart() {
+        let m = Message {
+            role: Role::User,
+            content: vec![
+                Content::Text {
+                    text: "first prompt".into(),
+                },
+                Content::Text {
+                    text: "second prompt".into(),
+                },
+            ],
+        };
+        let mut out = Vec::new();
+        encode_message(&m, &mut out);
+        let v = serde_json::to_value(&out).unwrap();
+        assert_eq!(v[0]["content"], "first prompt\n\nsecond prompt");
+    }
 
     fn feed(lines: &[&str]) -> (Result<Completion, LlmError>, Vec<StreamEvent>) {
         let mut d = Box::new(ChatDecoder::new("t".into()));
