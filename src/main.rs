@@ -68,6 +68,19 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             "removed {removed} temporary file(s) of writes an earlier run did not finish"
         ));
     }
+    // The same in the project by name, for a crash whose journal is in
+    // another data directory; in the background, so a large tree does
+    // not delay the start.
+    let root = config.workspace.clone();
+    let scan = std::thread::spawn(move || {
+        let removed = agent::tools::clean_project(&root);
+        if removed > 0 {
+            agent::session::log(&format!(
+                "removed {removed} temporary file(s) of interrupted writes in {}",
+                root.display()
+            ));
+        }
+    });
     let grant = matches!(cli.command, Some(Command::Trust { yes: true, .. }));
     if (cli.trust_project || grant)
         && let Err(e) = config.trust_project()
@@ -177,7 +190,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         } else {
             continuing(&config, cli.continue_last, cli.resume.as_deref())?
         };
-        return agent::tui::run(
+        let code = agent::tui::run(
             &config,
             provider,
             headless::ModelFacts::of(&resolved),
@@ -188,6 +201,8 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             },
         )
         .await;
+        let _ = scan.join();
+        return code;
     };
     for note in config.ignored_notes() {
         eprintln!("agent: {note}");
@@ -200,7 +215,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
     let resume = continuing(&config, cli.continue_last, cli.resume.as_deref())?;
     let resolved = config.resolve_provider(&|name| std::env::var(name).ok())?;
     let provider = llm::connect(&resolved, &config.llm)?;
-    Ok(headless::run(
+    let code = headless::run(
         &config,
         provider,
         headless::ModelFacts::of(&resolved),
@@ -208,7 +223,9 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         cli.output_format,
         resume,
     )
-    .await)
+    .await;
+    let _ = scan.join();
+    Ok(code)
 }
 
 /// Before the full-screen UI opens, in a project the person has not trusted

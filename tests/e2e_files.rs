@@ -493,6 +493,11 @@ fn a_write_a_crash_interrupted_leaves_nothing_behind_and_no_tool_sees_its_temp_f
     dead.wait().unwrap();
     let tmp = p.root().join(format!(".agent-write-{pid}-0123abcd"));
     std::fs::write(&tmp, "x".repeat(3_000_000)).unwrap();
+    // One whose journal entry is elsewhere (another data directory): found
+    // by its name.
+    std::fs::create_dir_all(p.root().join("deep/er")).unwrap();
+    let orphan = p.root().join(format!("deep/er/.agent-write-{pid}-89ef"));
+    std::fs::write(&orphan, "half").unwrap();
     // A second temp file that is in use by a live writer (this test) stays.
     let live = p
         .root()
@@ -520,6 +525,10 @@ fn a_write_a_crash_interrupted_leaves_nothing_behind_and_no_tool_sees_its_temp_f
         "the interrupted write's temp file is removed"
     );
     assert!(!journal.join(format!("{pid}-1")).exists());
+    assert!(
+        !orphan.exists(),
+        "one without a journal entry is found by name"
+    );
     assert!(live.exists(), "a live writer's temp file is left alone");
     for r in result_texts(&mock.requests()[1]) {
         assert!(

@@ -860,7 +860,7 @@ impl Session {
         let text = crate::tools::render(include_str!("../../templates/compact.md"), &values);
         let messages = [Message::user(text)];
         let request = Request {
-            system: "You summarize coding sessions so that they can continue without their history.",
+            system: "Compaction: you write the summary of a coding session so that it can continue without its history.",
             messages: &messages,
             tools: &[],
             conversation: None,

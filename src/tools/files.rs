@@ -270,6 +270,36 @@ impl Journal {
     }
 }
 
+/// Removes, under `root` (not in what git ignores), the temporary files of
+/// writes whose process is gone: what a crash left when the journal was
+/// elsewhere (another data directory). Returns how many.
+pub fn clean_project(root: &Path) -> usize {
+    let mut removed = 0;
+    let mut walk = ignore::WalkBuilder::new(root);
+    walk.require_git(false)
+        .hidden(false)
+        .filter_entry(|e| e.file_name() != ".git");
+    for entry in walk.build().filter_map(Result::ok) {
+        let name = entry.file_name().to_string_lossy();
+        let Some(rest) = name.strip_prefix(TEMP_PREFIX) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
+            continue;
+        };
+        // SAFETY: signal 0 only checks that the process exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        if !alive
+            && entry.file_type().is_some_and(|t| t.is_file())
+            && std::fs::remove_file(entry.path()).is_ok()
+        {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 impl Drop for Journal {
     fn drop(&mut self) {
         if let Some(entry) = &self.0 {

@@ -9,7 +9,7 @@ mod edit;
 mod external;
 mod fetch;
 mod files;
-pub use files::{Journal, read_project_file};
+pub use files::{Journal, clean_project, read_project_file};
 mod glob;
 mod grep;
 pub mod history;
