@@ -10,8 +10,16 @@ use clap::{Parser, Subcommand, ValueEnum};
 #[command(name = "agent", version, about, long_about = None)]
 pub struct Cli {
     /// Run one task without the interactive UI and print the final answer.
-    /// Use `-p -` (or pipe the prompt on standard input) to read it from stdin.
-    #[arg(short = 'p', long = "print", value_name = "PROMPT")]
+    /// Use `-p -` (or pipe the prompt on standard input) to read it from
+    /// stdin. As in Claude Code, `-p` may also stand alone with the prompt
+    /// given as the last argument (`agent -p --output-format json "task"`).
+    #[arg(
+        short = 'p',
+        long = "print",
+        value_name = "PROMPT",
+        num_args = 0..=1,
+        default_missing_value = ""
+    )]
     pub prompt: Option<String>,
 
     /// Open the interactive interface and send this prompt first.

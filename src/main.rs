@@ -285,6 +285,11 @@ fn print_out(text: &str) {
 fn read_prompt(cli: &Cli) -> anyhow::Result<Option<String>> {
     let from_stdin = match cli.prompt.as_deref() {
         Some("-") => true,
+        // `-p` alone: the prompt is the positional argument, or stdin.
+        Some("") => match &cli.initial {
+            Some(p) => return non_empty(p.clone()).map(Some),
+            None => true,
+        },
         Some(p) => return non_empty(p.to_string()).map(Some),
         None => cli.initial.is_none() && !std::io::stdin().is_terminal(),
     };

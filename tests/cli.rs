@@ -331,3 +331,29 @@ fn doctor_reports_what_the_sandbox_really_refused() {
     );
     assert!(!p.root().join(".git/hooks/.agent-doctor").exists());
 }
+
+#[test]
+fn p_alone_takes_the_prompt_from_the_last_argument_as_claude_code_does() {
+    let p = Project::new();
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("answered"))]);
+    let mut cmd = p.command();
+    cmd.args([
+        "--provider",
+        "openai",
+        "--base-url",
+        &mock.openai_base(),
+        "--model",
+        "mock-1",
+        "-p",
+        "--output-format",
+        "json",
+        "the question",
+    ])
+    .env("OPENAI_API_KEY", "sk-test");
+    let run = Run::of(cmd.output().unwrap());
+    run.assert_ok();
+    let v: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(v["result"], "answered");
+    let sent = mock.requests()[0].body.to_string();
+    assert!(sent.contains("the question"), "{sent}");
+}
