@@ -243,10 +243,7 @@ impl Journal {
             let Some(pid) = name.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
                 continue;
             };
-            // SAFETY: signal 0 only checks that the process exists.
-            let alive = unsafe { libc::kill(pid, 0) } == 0
-                || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-            if alive {
+            if alive(pid) {
                 continue;
             }
             if let Ok(bytes) = std::fs::read(e.path()) {
@@ -287,10 +284,7 @@ pub fn clean_project(root: &Path) -> usize {
         let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
             continue;
         };
-        // SAFETY: signal 0 only checks that the process exists.
-        let alive = unsafe { libc::kill(pid, 0) } == 0
-            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-        if !alive
+        if !alive(pid)
             && entry.file_type().is_some_and(|t| t.is_file())
             && std::fs::remove_file(entry.path()).is_ok()
         {
@@ -298,6 +292,13 @@ pub fn clean_project(root: &Path) -> usize {
         }
     }
     removed
+}
+
+/// Whether process `pid` exists (a reused pid counts: its file is kept).
+fn alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    let sent = unsafe { libc::kill(pid, 0) };
+    sent == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 impl Drop for Journal {

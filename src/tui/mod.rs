@@ -291,6 +291,29 @@ fn watch_servers(session: &Session, ui: &mpsc::UnboundedSender<UiEvent>) -> Canc
     stop
 }
 
+/// Draws a resumed session: its transcript, what could not be read, and
+/// where it stands.
+fn show_resumed(
+    ui: &mpsc::UnboundedSender<UiEvent>,
+    session: &Session,
+    loaded: &crate::session::Loaded,
+) {
+    for ev in replay(session, &loaded.entries) {
+        let _ = ui.send(ev);
+    }
+    for w in &loaded.warnings {
+        let _ = ui.send(UiEvent::Notice(w.clone(), true));
+    }
+    let _ = ui.send(UiEvent::Notice(
+        format!(
+            "Resumed session {} ({} turns).",
+            session.id,
+            session.turns()
+        ),
+        false,
+    ));
+}
+
 /// The transcript of a resumed session as the UI draws a live one.
 fn replay(session: &Session, entries: &[Entry]) -> Vec<UiEvent> {
     let surface = session.surface();
@@ -399,20 +422,7 @@ async fn agent_task(
     let mut session = new_session(provider.clone(), facts, start.resume.as_ref());
     let _ = ui.send(UiEvent::Session(session.id.clone()));
     if let Some(loaded) = &start.resume {
-        for ev in replay(&session, &loaded.entries) {
-            let _ = ui.send(ev);
-        }
-        for w in &loaded.warnings {
-            let _ = ui.send(UiEvent::Notice(w.clone(), true));
-        }
-        let _ = ui.send(UiEvent::Notice(
-            format!(
-                "Resumed session {} ({} turns).",
-                session.id,
-                session.turns()
-            ),
-            false,
-        ));
+        show_resumed(&ui, &session, loaded);
     }
     if start.pick {
         let _ = ui.send(UiEvent::Picker(session_items(&config)));
@@ -505,20 +515,7 @@ async fn agent_task(
                         session = new_session(provider.clone(), facts, Some(&loaded));
                         let _ = ui.send(UiEvent::Reset);
                         let _ = ui.send(UiEvent::Session(session.id.clone()));
-                        for ev in replay(&session, &loaded.entries) {
-                            let _ = ui.send(ev);
-                        }
-                        for w in &loaded.warnings {
-                            let _ = ui.send(UiEvent::Notice(w.clone(), true));
-                        }
-                        let _ = ui.send(UiEvent::Notice(
-                            format!(
-                                "Resumed session {} ({} turns).",
-                                session.id,
-                                session.turns()
-                            ),
-                            false,
-                        ));
+                        show_resumed(&ui, &session, &loaded);
                         watching = watch_servers(&session, &ui);
                     }
                     Err(e) => {
