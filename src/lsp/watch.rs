@@ -27,20 +27,41 @@ pub enum Change {
 
 #[derive(Default)]
 pub struct OwnWrites {
+    /// Written by the file tools, which told the servers themselves.
     recent: Mutex<HashMap<PathBuf, Instant>>,
+    /// Written by the agent's commands: the servers still need to hear of
+    /// them, but the person is not told of a change "outside the agent".
+    commands: Mutex<HashMap<PathBuf, Instant>>,
 }
 
 impl OwnWrites {
     pub fn note(&self, path: &Path) {
-        let mut m = self.recent.lock().unwrap_or_else(|p| p.into_inner());
-        m.retain(|_, t| t.elapsed() < OWN_WRITE);
-        m.insert(path.to_path_buf(), Instant::now());
+        note_in(&self.recent, path);
+    }
+
+    /// A file an agent's command writes.
+    pub fn note_command(&self, path: &Path) {
+        note_in(&self.commands, path);
     }
 
     fn is_own(&self, path: &Path) -> bool {
-        let m = self.recent.lock().unwrap_or_else(|p| p.into_inner());
-        m.get(path).is_some_and(|t| t.elapsed() < OWN_WRITE)
+        seen_in(&self.recent, path)
     }
+
+    fn by_command(&self, path: &Path) -> bool {
+        seen_in(&self.commands, path)
+    }
+}
+
+fn note_in(map: &Mutex<HashMap<PathBuf, Instant>>, path: &Path) {
+    let mut m = map.lock().unwrap_or_else(|p| p.into_inner());
+    m.retain(|_, t| t.elapsed() < OWN_WRITE);
+    m.insert(path.to_path_buf(), Instant::now());
+}
+
+fn seen_in(map: &Mutex<HashMap<PathBuf, Instant>>, path: &Path) -> bool {
+    let m = map.lock().unwrap_or_else(|p| p.into_inner());
+    m.get(path).is_some_and(|t| t.elapsed() < OWN_WRITE)
 }
 
 /// Starts watching `root`; the watcher lives as long as the returned handle.
@@ -104,9 +125,14 @@ pub fn start(
                 continue;
             }
             manager.forward_watched(&external).await;
-            let _ = manager
-                .external_changes
-                .send(external.into_iter().map(|(p, _)| p).collect());
+            let outside: Vec<PathBuf> = external
+                .into_iter()
+                .map(|(p, _)| p)
+                .filter(|p| !own.by_command(p))
+                .collect();
+            if !outside.is_empty() {
+                let _ = manager.external_changes.send(outside);
+            }
         }
     });
     Some(watcher)

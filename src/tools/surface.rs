@@ -422,7 +422,20 @@ impl Surface {
         } else {
             Vec::new()
         };
+        // What a command writes (as far as it is known) is the agent's own
+        // change, not someone else's: noted before and after it runs.
+        let note_own = |lsp: &Option<Arc<crate::lsp::LspManager>>| {
+            if let Some(lsp) = lsp
+                && tool.effect() == Effect::Execute
+            {
+                for p in &facts.subjects.writes {
+                    lsp.own_writes.note_command(p);
+                }
+            }
+        };
+        note_own(&lsp);
         let ran = prepared.run(ctx).await;
+        note_own(&lsp);
         for (seq, path) in kept {
             let now = std::fs::read(&path).ok();
             if let Err(e) = history.landed(seq, now.as_deref()) {
@@ -577,5 +590,64 @@ fn parse_arguments(tool: &str, raw: &str) -> Result<Value, ToolError> {
                 "arguments for `{tool}` are not valid JSON ({e}): {shown}\nCall it again with a valid JSON object matching its schema."
             )))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+
+    /// A --yolo Surface on `root` with a watching language-server manager.
+    fn yolo_surface(root: &std::path::Path) -> (Surface, Arc<crate::lsp::LspManager>) {
+        let gate = Gate::new(
+            crate::permission::GateConfig {
+                rules: crate::permission::RuleSet::default(),
+                yolo: true,
+                workspace: root.to_path_buf(),
+                always_file: root.join("unused.toml"),
+            },
+            Arc::new(crate::headless::HeadlessApprover),
+        );
+        let lsp = Arc::new(crate::lsp::LspManager::new(
+            Default::default(),
+            root.to_path_buf(),
+            root.join("data"),
+            Default::default(),
+        ));
+        let ctx = ToolContext::new(
+            crate::tools::Workspace::new(root.to_path_buf()),
+            Vec::new(),
+            CancellationToken::new(),
+        )
+        .with_lsp(Arc::clone(&lsp));
+        (Surface::new(ctx, Arc::new(gate)), lsp)
+    }
+
+    #[tokio::test]
+    async fn a_commands_own_writes_are_not_changes_made_outside() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let (surface, lsp) = yolo_surface(&root);
+        lsp.watch();
+        let mut changes = lsp.external_changes.subscribe();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let call = ToolCall {
+            id: "b".into(),
+            name: "bash".into(),
+            arguments: r#"{"command": "echo mine > mine.txt"}"#.into(),
+        };
+        let r = surface.call(&call, &CancellationToken::new()).await;
+        assert!(!r.is_error, "{}", r.content);
+        std::fs::write(root.join("theirs.txt"), "x").unwrap();
+        let got = tokio::time::timeout(Duration::from_secs(3), changes.recv())
+            .await
+            .expect("no change announced")
+            .unwrap();
+        assert_eq!(got, vec![root.join("theirs.txt")]);
     }
 }

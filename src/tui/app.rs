@@ -191,10 +191,8 @@ impl App {
             return;
         }
         if self.working.is_some() {
-            self.push(UserCell {
-                text: text.clone(),
-                queued: true,
-            });
+            // Drawn below the transcript until it is sent, so the answer
+            // streaming meanwhile is not split around it.
             self.queued.push_back(text);
             return;
         }
@@ -321,6 +319,10 @@ impl App {
                     self.notice(&e, true);
                 }
                 if let Some(next) = self.queued.pop_front() {
+                    self.push(UserCell {
+                        text: next.clone(),
+                        queued: false,
+                    });
                     self.working = Some(Instant::now());
                     self.commands.push(Command::Send(next));
                 }
@@ -777,6 +779,18 @@ impl App {
         let needed = height + self.scroll;
         let mut chunks: Vec<Vec<Line<'static>>> = Vec::new();
         let mut count = 0;
+        // Messages waiting for the turn to end, below everything else.
+        for text in self.queued.iter().rev() {
+            let cell = UserCell {
+                text: text.clone(),
+                queued: true,
+            };
+            let lines = Cached::new(Box::new(cell))
+                .lines(width, &self.theme)
+                .clone();
+            count += lines.len();
+            chunks.push(lines);
+        }
         for cell in self.cells.iter().rev() {
             let cl = cell.lines(width, &self.theme);
             count += cl.len();

@@ -735,3 +735,67 @@ fn an_undo_over_changed_files_waits_for_y() {
     a.apply(UiEvent::Session("3f2a1b2c-9999".into()));
     assert!(screen(&mut a, 160, 12, now).contains("session 3f2a1b2c"));
 }
+
+#[test]
+fn tabs_are_drawn_as_spaces_to_the_next_stop() {
+    let mut a = app();
+    ev(
+        &mut a,
+        AgentEvent::ToolCall {
+            id: "v".into(),
+            name: "view".into(),
+            arguments: String::new(),
+            summary: "a.py".into(),
+            preview: Preview::Head,
+        },
+    );
+    ev(
+        &mut a,
+        AgentEvent::ToolResult {
+            id: "v".into(),
+            name: "view".into(),
+            content: "     1\tdef add(a, b):\n     2\t\treturn a\tb\n".into(),
+            is_error: false,
+            diff: None,
+            denied: false,
+            notices: Vec::new(),
+        },
+    );
+    let s = screen(&mut a, 80, 12, Instant::now());
+    assert!(s.contains("1  def add(a, b):"), "{s}");
+    assert!(s.contains("2      return a    b"), "{s}");
+}
+
+#[test]
+fn a_message_queued_during_an_answer_waits_below_it_and_loses_its_label_when_sent() {
+    let mut a = app();
+    let now = Instant::now();
+    a.submit("first".into());
+    ev(
+        &mut a,
+        AgentEvent::TextDelta {
+            text: "The answer begins".into(),
+        },
+    );
+    a.submit("second".into());
+    ev(
+        &mut a,
+        AgentEvent::TextDelta {
+            text: " and ends here.".into(),
+        },
+    );
+    let s = screen(&mut a, 80, 14, now);
+    assert!(
+        s.contains("The answer begins and ends here."),
+        "one answer:\n{s}"
+    );
+    let answer = s.find("ends here").unwrap();
+    let queued = s.find("› second").unwrap();
+    assert!(queued > answer, "the queued message waits below:\n{s}");
+    assert!(s.contains("(queued: sent when the current turn ends)"));
+    a.commands.clear();
+    a.apply(UiEvent::TurnDone(Ok(())));
+    assert_eq!(a.commands, vec![Command::Send("second".into())]);
+    let s = screen(&mut a, 80, 14, now);
+    assert!(s.contains("› second") && !s.contains("(queued"), "{s}");
+}

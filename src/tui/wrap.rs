@@ -12,8 +12,42 @@ fn finish(mut spans: Vec<Span<'static>>, line: &Line<'static>) -> Line<'static> 
     Line::from(spans).style(line.style)
 }
 
-/// Wraps `line` to `width` columns; words longer than a line are split.
+/// Columns between tab stops when a tab is drawn (a terminal draws none:
+/// it would vanish, and `view`'s line numbers would run into the text).
+const TAB: usize = 4;
+
+/// `line` with each tab turned into the spaces that reach the next stop,
+/// counted across its spans.
+fn expand_tabs(line: &Line<'static>) -> Line<'static> {
+    if !line.spans.iter().any(|s| s.content.contains('\t')) {
+        return line.clone();
+    }
+    let mut column = 0usize;
+    let spans = line
+        .spans
+        .iter()
+        .map(|s| {
+            let mut text = String::with_capacity(s.content.len());
+            for c in s.content.chars() {
+                if c == '\t' {
+                    let n = TAB - column % TAB;
+                    text.extend(std::iter::repeat_n(' ', n));
+                    column += n;
+                } else {
+                    text.push(c);
+                    column += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+                }
+            }
+            Span::styled(text, s.style)
+        })
+        .collect::<Vec<_>>();
+    Line::from(spans).style(line.style)
+}
+
+/// Wraps `line` to `width` columns; words longer than a line are split;
+/// tabs become spaces to the next stop.
 pub fn wrap(line: &Line<'static>, width: usize) -> Vec<Line<'static>> {
+    let line = &expand_tabs(line);
     let width = width.max(1);
     let mut out: Vec<Line<'static>> = Vec::new();
     let mut current: Vec<Span<'static>> = Vec::new();
