@@ -265,3 +265,36 @@ fn pyright_reports_a_type_error_and_its_fix() {
     assert!(r[0].ends_with("1 error, 0 warnings in m.py"), "{}", r[0]);
     assert!(r[1].ends_with("0 errors, 0 warnings in m.py"), "{}", r[1]);
 }
+
+#[test]
+fn lsp_tools_say_what_is_wrong_with_the_request() {
+    let p = with_server("versioned", 1.0);
+    let r = rounds(
+        &p,
+        vec![
+            ("diagnostics", json!({"path": "missing.txt"})),
+            ("lsp_restart", json!({"name": "nope"})),
+            ("lsp_restart", json!({})),
+            ("lsp_restart", json!({"name": "fake"})),
+        ],
+    );
+    assert!(
+        r[0].contains("`missing.txt` does not exist; check the path"),
+        "{}",
+        r[0]
+    );
+    assert!(
+        r[1].starts_with("No language server is named `nope`; the configured ones are:")
+            && r[1].contains("fake"),
+        "{}",
+        r[1]
+    );
+    assert_eq!(
+        r[2],
+        "No language server is running; each starts on the next file it serves."
+    );
+    assert_eq!(
+        r[3],
+        "`fake` is not running; it starts on the next file it serves."
+    );
+}

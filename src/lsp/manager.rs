@@ -510,6 +510,14 @@ impl LspManager {
 
     /// Stops the named server (or all) so the next use starts it afresh.
     pub async fn restart(&self, name: Option<&str>) -> String {
+        if let Some(name) = name
+            && !self.servers.contains_key(name)
+        {
+            return format!(
+                "No language server is named `{name}`; the configured ones are: {}.",
+                self.servers.keys().cloned().collect::<Vec<_>>().join(", ")
+            );
+        }
         let mut slots = self.slots.lock().await;
         let keys: Vec<(String, PathBuf)> = slots
             .keys()
@@ -526,6 +534,14 @@ impl LspManager {
                 }
                 let _ = child.kill().await;
             }
+        }
+        if keys.is_empty() {
+            return match name {
+                Some(n) => format!("`{n}` is not running; it starts on the next file it serves."),
+                None => {
+                    "No language server is running; each starts on the next file it serves.".into()
+                }
+            };
         }
         format!(
             "Restarted {} server{}; each starts again on its next file.",

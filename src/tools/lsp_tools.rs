@@ -41,6 +41,14 @@ impl Tool for Diagnostics {
         let lsp = manager(ctx)?;
         let display = |p: &std::path::Path| ctx.workspace.display(p);
         let path = args.path.as_deref().map(|p| ctx.workspace.absolute(p));
+        if let Some(p) = &path
+            && !p.exists()
+        {
+            return Err(ToolError::new(format!(
+                "`{}` does not exist; check the path (`glob` finds files by name)",
+                display(p)
+            )));
+        }
         Ok(lsp.diagnostics(path.as_deref(), &display).await)
     }
 }
