@@ -298,3 +298,21 @@ fn lsp_tools_say_what_is_wrong_with_the_request() {
         "`fake` is not running; it starts on the next file it serves."
     );
 }
+
+#[test]
+fn a_path_with_a_space_gets_its_diagnostics_and_is_shown_plainly() {
+    let p = with_server("versioned", 3.0);
+    let r = rounds(
+        &p,
+        vec![(
+            "write",
+            json!({"path": "my dir/a b.txt", "content": "v0 ERROR\n"}),
+        )],
+    );
+    assert!(
+        r[0].contains("my dir/a b.txt:1:4 error [fake/E1] ERROR found"),
+        "{}",
+        r[0]
+    );
+    assert!(!r[0].contains("%20"), "{}", r[0]);
+}

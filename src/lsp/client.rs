@@ -47,8 +47,19 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The `file://` URI of an absolute path, percent-encoded as servers
+/// expect (a space is `%20`).
 pub fn uri(path: &Path) -> String {
-    format!("file://{}", path.display())
+    match reqwest::Url::from_file_path(path) {
+        Ok(u) => u.to_string(),
+        Err(()) => format!("file://{}", path.display()),
+    }
+}
+
+/// A server's URI in the form [`uri`] writes, so that lookups by URI
+/// match however the server spelled it (`%3A` or `:`, `%7E` or `~`).
+fn canonical(u: &str) -> String {
+    path_of(u).map_or_else(|| u.to_string(), |p| uri(&p))
 }
 
 /// What a change waits for: which document, which version, and where the
@@ -87,7 +98,7 @@ impl Client {
             st.seq += 1;
             let seq = st.seq;
             st.by_uri.insert(
-                p.uri.as_str().to_string(),
+                canonical(p.uri.as_str()),
                 Published {
                     version: p.version,
                     diagnostics: p.diagnostics,
@@ -284,9 +295,9 @@ impl Client {
     }
 }
 
-/// The path of a `file://` URI.
+/// The path of a `file://` URI, percent-decoded.
 pub fn path_of(uri: &str) -> Option<PathBuf> {
-    uri.strip_prefix("file://").map(PathBuf::from)
+    reqwest::Url::parse(uri).ok()?.to_file_path().ok()
 }
 
 #[cfg(test)]
