@@ -316,3 +316,19 @@ fn a_path_with_a_space_gets_its_diagnostics_and_is_shown_plainly() {
     );
     assert!(!r[0].contains("%20"), "{}", r[0]);
 }
+
+#[test]
+fn a_server_that_fails_to_start_says_how_and_what_it_printed() {
+    let p = Project::new();
+    p.user_config(&format!(
+        "{FAST_LLM}[lsp]\nsettle_ms = 100\nwait_secs = 1.0\n[lsp.broken]\ncommand = \"sh\"\nargs = [\"-c\", \"echo cannot find the toolchain >&2; exit 3\"]\nextensions = [\"txt\"]\n"
+    ));
+    let r = rounds(
+        &p,
+        vec![("write", json!({"path": "a.txt", "content": "x\n"}))],
+    );
+    assert!(r[0].contains("broken failed to start"), "{}", r[0]);
+    assert!(r[0].contains("exit status: 3"), "{}", r[0]);
+    assert!(r[0].contains("lsp-broken.log"), "{}", r[0]);
+    assert!(r[0].contains("cannot find the toolchain"), "{}", r[0]);
+}

@@ -328,10 +328,28 @@ impl LspManager {
             .as_ref()
             .and_then(|v| serde_json::to_value(v).ok())
             .unwrap_or(Value::Null);
-        let client = Client::connect(stdout, stdin, root, options, self.timing.start)
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok((client, child))
+        match Client::connect(stdout, stdin, root, options, self.timing.start).await {
+            Ok(client) => Ok((client, child)),
+            Err(e) => {
+                // Say how it ended and what it said, not only that it is down.
+                let status = tokio::time::timeout(Duration::from_millis(500), child.wait())
+                    .await
+                    .ok()
+                    .and_then(Result::ok);
+                let _ = child.start_kill();
+                let log = self.log_dir.join(format!("lsp-{name}.log"));
+                let mut reason = e.to_string();
+                if let Some(s) = status {
+                    reason.push_str(&format!(" ({s})"));
+                }
+                reason.push_str(&format!("; its log is {}", log.display()));
+                let tail = last_lines(&log, 5);
+                if !tail.is_empty() {
+                    reason.push_str(&format!(", ending: {}", tail.join(" | ")));
+                }
+                Err(reason)
+            }
+        }
     }
 
     /// Starts watching the workspace for changes made outside the agent.
@@ -654,6 +672,26 @@ fn format_report(
         }
     ));
     out
+}
+
+/// The last `n` non-empty lines of a log file (at most its last 64 KiB).
+fn last_lines(path: &Path, n: usize) -> Vec<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(64 * 1024)));
+    let mut bytes = Vec::new();
+    let _ = f.read_to_end(&mut bytes);
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|l| crate::tools::cut_line(l, 200))
+        .collect();
+    lines[lines.len().saturating_sub(n)..].to_vec()
 }
 
 #[cfg(test)]
