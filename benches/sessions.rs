@@ -119,6 +119,43 @@ fn log_figures() {
     );
 }
 
+/// A script of `trips` round trips, each a `view` of the 10 KB file with
+/// distinct arguments (the same call again and again is a loop), then an
+/// answer.
+fn views(trips: usize) -> Vec<Step> {
+    let mut s: Vec<Step> = (1..trips)
+        .map(|i| {
+            Step::Reply(Reply::tools(vec![ToolCall {
+                id: format!("v{i}"),
+                name: "view".into(),
+                arguments: json!({ "path": "big.txt", "limit": 2000 + i }).to_string(),
+            }]))
+        })
+        .collect();
+    s.push(Step::Reply(Reply::text("done")));
+    s
+}
+
+/// `program first_args…` in `inner`'s directory with its clean
+/// environment; the caller adds what follows.
+fn run_as(
+    inner: &std::process::Command,
+    program: &std::ffi::OsStr,
+    first_args: &[&str],
+) -> std::process::Command {
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(first_args)
+        .env_clear()
+        .current_dir(inner.get_current_dir().unwrap())
+        .stdin(std::process::Stdio::null());
+    for (k, v) in inner.get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    cmd
+}
+
 /// CPU time (user, system) of all waited-for children so far.
 fn children_cpu() -> (Duration, Duration) {
     // SAFETY: getrusage only writes into the struct we pass.
@@ -136,29 +173,10 @@ fn views_cpu(
     trips: usize,
     binary: Option<&std::ffi::OsStr>,
 ) -> (Duration, Duration) {
-    let mut s: Vec<Step> = (1..trips)
-        .map(|i| {
-            Step::Reply(Reply::tools(vec![ToolCall {
-                id: format!("v{i}"),
-                name: "view".into(),
-                // Distinct arguments: the same call three times ends the turn.
-                arguments: json!({ "path": "big.txt", "limit": 2000 + i }).to_string(),
-            }]))
-        })
-        .collect();
-    s.push(Step::Reply(Reply::text("done")));
-    let mock = MockLlm::start(s);
+    let mock = MockLlm::start(views(trips));
     let inner = p.command_for(&mock, wire, "go", &["--max-steps", "1000"]);
-    let mut cmd = std::process::Command::new(binary.unwrap_or(inner.get_program()));
-    cmd.args(inner.get_args())
-        .env_clear()
-        .current_dir(inner.get_current_dir().unwrap())
-        .stdin(std::process::Stdio::null());
-    for (k, v) in inner.get_envs() {
-        if let Some(v) = v {
-            cmd.env(k, v);
-        }
-    }
+    let mut cmd = run_as(&inner, binary.unwrap_or(inner.get_program()), &[]);
+    cmd.args(inner.get_args());
     let (user, sys) = children_cpu();
     let out = cmd.output().unwrap();
     assert!(
@@ -243,33 +261,17 @@ fn profile(out: &str) {
         "{FAST_LLM}[providers.openai]\ncontext_window = 100000000\n[providers.anthropic]\ncontext_window = 100000000\n"
     ));
     p.file("big.txt", &format!("{}\n", "y".repeat(99)).repeat(100));
-    let mut s: Vec<Step> = (1..300)
-        .map(|i| {
-            Step::Reply(Reply::tools(vec![ToolCall {
-                id: format!("v{i}"),
-                name: "view".into(),
-                arguments: json!({ "path": "big.txt", "limit": 2000 + i }).to_string(),
-            }]))
-        })
-        .collect();
-    s.push(Step::Reply(Reply::text("done")));
-    let mock = MockLlm::start(s);
+    let mock = MockLlm::start(views(300));
     let wire = match std::env::var("AGENT_BENCH_WIRE").as_deref() {
         Ok("anthropic") => Wire::Anthropic,
         _ => Wire::OpenAi,
     };
     let inner = p.command_for(&mock, wire, "go", &["--max-steps", "1000"]);
-    let mut cmd = std::process::Command::new("perf");
-    cmd.args(["record", "-F", "4000", "-g", "-o", out])
-        .arg(inner.get_program())
-        .args(inner.get_args())
-        .env_clear()
-        .current_dir(inner.get_current_dir().unwrap());
-    for (k, v) in inner.get_envs() {
-        if let Some(v) = v {
-            cmd.env(k, v);
-        }
-    }
+    let record = ["record", "-F", "4000", "-g", "-o", out];
+    let mut cmd = run_as(&inner, "perf".as_ref(), &record);
+    let mut args = vec![inner.get_program()];
+    args.extend(inner.get_args());
+    cmd.args(args);
     let status = cmd.status().unwrap();
     println!("perf: {status}; `perf report -i {out}`");
 }

@@ -59,28 +59,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
     let overrides = flags.over(Overrides::from_env()?);
     let mut config = Config::load(Paths::from_env()?, &cwd, overrides)?;
     agent::session::set_log_dir(&config.paths.data_dir);
-    // Writes a crash interrupted leave temporary files; this start removes them.
-    let journal = config.paths.data_dir.join("writes");
-    agent::tools::Journal::set_dir(journal.clone());
-    let removed = agent::tools::Journal::clean(&journal);
-    if removed > 0 {
-        agent::session::log(&format!(
-            "removed {removed} temporary file(s) of writes an earlier run did not finish"
-        ));
-    }
-    // The same in the project by name, for a crash whose journal is in
-    // another data directory; in the background, so a large tree does
-    // not delay the start.
-    let root = config.workspace.clone();
-    let scan = std::thread::spawn(move || {
-        let removed = agent::tools::clean_project(&root);
-        if removed > 0 {
-            agent::session::log(&format!(
-                "removed {removed} temporary file(s) of interrupted writes in {}",
-                root.display()
-            ));
-        }
-    });
+    agent::tools::Journal::set_dir(config.paths.data_dir.join("writes"));
     let grant = matches!(cli.command, Some(Command::Trust { yes: true, .. }));
     if (cli.trust_project || grant)
         && let Err(e) = config.trust_project()
@@ -173,6 +152,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         print_out(&agent::mcp::list(&config).await);
         return Ok(0);
     }
+    let cleaned = clean_interrupted_writes(&config);
     let Some(prompt) = prompt else {
         if !config.project_trusted {
             ask_trust(&mut config)?;
@@ -201,7 +181,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             },
         )
         .await;
-        let _ = scan.join();
+        let _ = cleaned.recv_timeout(CLEAN_WAIT);
         return code;
     };
     for note in config.ignored_notes() {
@@ -224,8 +204,37 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         resume,
     )
     .await;
-    let _ = scan.join();
+    let _ = cleaned.recv_timeout(CLEAN_WAIT);
     Ok(code)
+}
+
+/// Longest a finished run waits for the project's scan for temp files.
+const CLEAN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Writes a crash interrupted leave temporary files: those the journal
+/// names are removed now; the project is also searched by name (for a
+/// journal kept in another data directory), in the background so a large
+/// tree does not delay the start. The receiver hears when that is done.
+fn clean_interrupted_writes(config: &Config) -> std::sync::mpsc::Receiver<()> {
+    let removed = agent::tools::Journal::clean(&config.paths.data_dir.join("writes"));
+    if removed > 0 {
+        agent::session::log(&format!(
+            "removed {removed} temporary file(s) of writes an earlier run did not finish"
+        ));
+    }
+    let (done, cleaned) = std::sync::mpsc::channel();
+    let root = config.workspace.clone();
+    std::thread::spawn(move || {
+        let removed = agent::tools::clean_project(&root);
+        if removed > 0 {
+            agent::session::log(&format!(
+                "removed {removed} temporary file(s) of interrupted writes in {}",
+                root.display()
+            ));
+        }
+        let _ = done.send(());
+    });
+    cleaned
 }
 
 /// Before the full-screen UI opens, in a project the person has not trusted

@@ -6,19 +6,8 @@ mod support;
 use std::time::Instant;
 
 use serde_json::json;
-use support::mock_llm::{MockLlm, Reply, Step, call};
+use support::mock_llm::{MockLlm, Reply, Step, call, status};
 use support::project::{BOTH, Project, Wire, result_texts};
-
-fn status(code: u16, headers: &[(&str, &str)], body: &str) -> Step {
-    Step::Status {
-        code,
-        headers: headers
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        body: body.to_string(),
-    }
-}
 
 fn tool_reply() -> Reply {
     Reply::tools(vec![call("c1", "ls", json!({}))])

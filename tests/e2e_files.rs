@@ -496,12 +496,18 @@ fn a_write_a_crash_interrupted_leaves_nothing_behind_and_no_tool_sees_its_temp_f
     // One whose journal entry is elsewhere (another data directory): found
     // by its name.
     std::fs::create_dir_all(p.root().join("deep/er")).unwrap();
-    let orphan = p.root().join(format!("deep/er/.agent-write-{pid}-89ef"));
+    let orphan = p.root().join(format!(
+        "deep/er/.agent-write-{pid}-0123456789abcdef0123456789abcdef"
+    ));
+    // A project file that only starts like one is the project's.
+    let lookalike = p.root().join(format!("deep/.agent-write-{pid}-notes"));
+    std::fs::write(&lookalike, "keep").unwrap();
     std::fs::write(&orphan, "half").unwrap();
     // A second temp file that is in use by a live writer (this test) stays.
-    let live = p
-        .root()
-        .join(format!(".agent-write-{}-4567", std::process::id()));
+    let live = p.root().join(format!(
+        ".agent-write-{}-456789abcdef0123456789abcdef0123",
+        std::process::id()
+    ));
     std::fs::write(&live, "busy").unwrap();
     let journal = p.home().join("data/writes");
     std::fs::create_dir_all(&journal).unwrap();
@@ -529,13 +535,17 @@ fn a_write_a_crash_interrupted_leaves_nothing_behind_and_no_tool_sees_its_temp_f
         !orphan.exists(),
         "one without a journal entry is found by name"
     );
+    assert!(lookalike.exists(), "a name that only looks alike is kept");
     assert!(live.exists(), "a live writer's temp file is left alone");
-    for r in result_texts(&mock.requests()[1]) {
+    let results = result_texts(&mock.requests()[1]);
+    for r in &results {
         assert!(
-            !r.contains(".agent-write-"),
+            !r.contains("456789abcdef0123456789abcdef0123"),
             "a tool showed a temp file: {r}"
         );
     }
+    // The project's own file is shown like any other.
+    assert!(results[0].contains(".agent-write-"), "{}", results[0]);
 }
 
 #[test]

@@ -8,7 +8,7 @@
 mod support;
 
 use serde_json::json;
-use support::mock_llm::{MockLlm, Reply, Step, call};
+use support::mock_llm::{MockLlm, Reply, Step, call, status};
 use support::project::{BOTH, FAST_LLM, Project, Wire};
 
 /// A project with the fast test settings, `extra_llm` keys replacing theirs.
@@ -26,17 +26,6 @@ fn project(extra_llm: &str) -> Project {
         .collect();
     p.user_config(&format!("{kept}{extra_llm}"));
     p
-}
-
-fn status(code: u16, headers: &[(&str, &str)], body: &str) -> Step {
-    Step::Status {
-        code,
-        headers: headers
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        body: body.to_string(),
-    }
 }
 
 #[test]

@@ -9,7 +9,7 @@
 mod support;
 
 use serde_json::json;
-use support::mock_llm::{MockLlm, Reply, Step, ToolCall, call};
+use support::mock_llm::{MockLlm, Reply, Step, ToolCall, call, status};
 use support::project::{BOTH, Project, Wire};
 
 const FILES: usize = 16;
@@ -40,17 +40,6 @@ fn steps() -> Vec<Reply> {
     }
     s.push(Reply::text("All files are updated."));
     s
-}
-
-fn status(code: u16, headers: &[(&str, &str)], body: &str) -> Step {
-    Step::Status {
-        code,
-        headers: headers
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        body: body.to_string(),
-    }
 }
 
 /// The same tool calls, with a block of a type the decoder does not know

@@ -104,6 +104,13 @@ pub fn read_project_file(path: &Path, max: u64) -> std::io::Result<Option<Vec<u8
 /// Reads `path` for a change: it must have been read in this session and
 /// not changed since (content compared by hash, so a touch is no conflict).
 pub fn read_checked(ctx: &ToolContext, path: &Path) -> Result<Original, ToolError> {
+    let (bytes, mode, now) = read_fresh(ctx, path)?;
+    Original::decode(bytes, Some(mode), now, &ctx.workspace.display(path))
+}
+
+/// The bytes, mode and stamp of `path`, if it was read in this session and
+/// has not changed since.
+fn read_fresh(ctx: &ToolContext, path: &Path) -> Result<(Vec<u8>, u32, FileStamp), ToolError> {
     let shown = ctx.workspace.display(path);
     let Some(seen) = ctx.tracker.last_read(path) else {
         return Err(ToolError::new(format!(
@@ -121,7 +128,7 @@ pub fn read_checked(ctx: &ToolContext, path: &Path) -> Result<Original, ToolErro
             seen.size, now.size
         )));
     }
-    Original::decode(bytes, Some(meta.permissions().mode()), now, &shown)
+    Ok((bytes, meta.permissions().mode(), now))
 }
 
 /// Reads a file that may not exist yet (for `write`): `None` when it does not.
@@ -143,42 +150,20 @@ pub fn read_existing(ctx: &ToolContext, path: &Path) -> Result<Option<Original>,
     if path.is_dir() {
         return Err(ToolError::new(format!("`{shown}` is a directory")));
     }
+    let (bytes, mode, now) = read_fresh(ctx, path)?;
     // `write` replaces the whole content, so a file that is not UTF-8 text
     // (which `edit` cannot change) may be overwritten once it was read.
-    match read_checked(ctx, path) {
-        Err(e) if e.0.contains("is not valid UTF-8 text") => {
-            read_checked_bytes(ctx, path).map(Some)
-        }
-        other => other.map(Some),
+    if std::str::from_utf8(&bytes).is_err() {
+        return Ok(Some(Original {
+            text: String::new(),
+            bom: false,
+            crlf: false,
+            bytes,
+            mode: Some(mode),
+            stamp: now,
+        }));
     }
-}
-
-/// [`read_checked`] for a file that is not text: its bytes, no decoding.
-fn read_checked_bytes(ctx: &ToolContext, path: &Path) -> Result<Original, ToolError> {
-    let shown = ctx.workspace.display(path);
-    let Some(seen) = ctx.tracker.last_read(path) else {
-        return Err(ToolError::new(format!(
-            "you must read `{shown}` before overwriting it; use `view` first"
-        )));
-    };
-    let meta = std::fs::metadata(path)
-        .map_err(|e| ToolError::new(format!("cannot read `{shown}`: {e}")))?;
-    let bytes =
-        std::fs::read(path).map_err(|e| ToolError::new(format!("cannot read `{shown}`: {e}")))?;
-    let now = FileStamp::of(&meta, &bytes);
-    if !seen.unchanged(&now, &bytes) {
-        return Err(ToolError::new(format!(
-            "`{shown}` was modified since you last read it; view it again before changing it"
-        )));
-    }
-    Ok(Original {
-        text: String::new(),
-        bom: false,
-        crlf: false,
-        bytes,
-        mode: Some(meta.permissions().mode()),
-        stamp: now,
-    })
+    Original::decode(bytes, Some(mode), now, &shown).map(Some)
 }
 
 /// One lock per file, so a check and its write cannot interleave with
@@ -277,11 +262,7 @@ pub fn clean_project(root: &Path) -> usize {
         .hidden(false)
         .filter_entry(|e| e.file_name() != ".git");
     for entry in walk.build().filter_map(Result::ok) {
-        let name = entry.file_name().to_string_lossy();
-        let Some(rest) = name.strip_prefix(TEMP_PREFIX) else {
-            continue;
-        };
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
+        let Some(pid) = temp_writer(entry.file_name()) else {
             continue;
         };
         if !alive(pid)
@@ -292,6 +273,16 @@ pub fn clean_project(root: &Path) -> usize {
         }
     }
     removed
+}
+
+/// The writer's pid when `name` is exactly what `write_atomic` names its
+/// temporary file (`.agent-write-<pid>-<32 hex digits>`): a file of the
+/// project's that merely starts the same is not ours to hide or remove.
+pub fn temp_writer(name: &std::ffi::OsStr) -> Option<i32> {
+    let (pid, id) = name.to_str()?.strip_prefix(TEMP_PREFIX)?.split_once('-')?;
+    (id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| pid.parse().ok())
+        .flatten()
 }
 
 /// Whether process `pid` exists (a reused pid counts: its file is kept).

@@ -125,10 +125,7 @@ pub fn walker(path: &Path) -> ignore::WalkBuilder {
 /// What no walk shows: `.git`, and the temporary file of a write in
 /// progress (or of one a crash interrupted, until the next start removes it).
 pub fn skipped(name: &std::ffi::OsStr) -> bool {
-    name == ".git"
-        || name
-            .as_encoded_bytes()
-            .starts_with(super::files::TEMP_PREFIX.as_bytes())
+    name == ".git" || super::files::temp_writer(name).is_some()
 }
 
 #[cfg(test)]

@@ -80,6 +80,19 @@ pub enum Step {
 /// How often [`Step::PingsOnly`] pings and [`Step::Drip`] drips.
 pub const KEEP_ALIVE_EVERY: Duration = Duration::from_millis(50);
 
+/// A [`Step::Status`] from borrowed parts.
+#[allow(dead_code)]
+pub fn status(code: u16, headers: &[(&str, &str)], body: &str) -> Step {
+    Step::Status {
+        code,
+        headers: headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        body: body.to_string(),
+    }
+}
+
 /// A tool call in a [`Reply`]. `arguments` is sent verbatim and may be malformed JSON.
 #[derive(Clone, Debug)]
 pub struct ToolCall {
