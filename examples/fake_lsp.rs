@@ -2,7 +2,12 @@
 //! containing `ERROR` is an error diagnostic. `FAKE_LSP_MODE` picks how it
 //! publishes: `versioned` (default), `noversion`, `stale` (first re-sends the
 //! previous version's diagnostics), `late` (waits 1.5 s), `crash` (exits on
-//! the first change), `pull` (never pushes; answers `textDocument/diagnostic`).
+//! the first change), `pull` (never pushes; answers `textDocument/diagnostic`),
+//! `loading` (pull, answering "clean" while an "Indexing" progress runs for
+//! 1.5 s, then asking for a refresh), `cancel` (pull, cancelling the first
+//! two requests with `retriggerRequest`), `quiet` (versioned, but sends
+//! nothing for a document that was clean and stays clean) and `hang` (never
+//! answers `initialize`). It registers for watched `*.txt` changes.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -17,6 +22,13 @@ struct Fake {
     /// The latest text of each open document, for `references`.
     texts: Mutex<std::collections::HashMap<Url, String>>,
     previous: Mutex<Option<(Vec<Diagnostic>, i32)>>,
+    /// `loading` mode: still indexing.
+    indexing: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    announced: std::sync::atomic::AtomicBool,
+    /// `cancel` mode: pulls cancelled so far.
+    cancelled: std::sync::atomic::AtomicU32,
+    /// `quiet` mode: documents whose last publication was empty.
+    clean: Mutex<std::collections::HashSet<Url>>,
 }
 
 fn diagnose(text: &str) -> Vec<Diagnostic> {
@@ -40,11 +52,61 @@ fn diagnose(text: &str) -> Vec<Diagnostic> {
 }
 
 impl Fake {
+    /// `loading` mode: announces "Indexing" (once, before any answer) and
+    /// ends it 1.5 s later with a request to pull again.
+    async fn start_loading(&self) {
+        use std::sync::atomic::Ordering;
+        if self.mode != "loading" || self.announced.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        self.indexing.store(true, Ordering::SeqCst);
+        let progress = |value| ProgressParams {
+            token: NumberOrString::String("idx".into()),
+            value: ProgressParamsValue::WorkDone(value),
+        };
+        self.client
+            .send_notification::<notification::Progress>(progress(WorkDoneProgress::Begin(
+                WorkDoneProgressBegin {
+                    title: "Indexing".into(),
+                    ..WorkDoneProgressBegin::default()
+                },
+            )))
+            .await;
+        let (client, indexing) = (self.client.clone(), self.indexing.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            indexing.store(false, Ordering::SeqCst);
+            client
+                .send_notification::<notification::Progress>(progress(WorkDoneProgress::End(
+                    WorkDoneProgressEnd::default(),
+                )))
+                .await;
+            let _ = client.workspace_diagnostic_refresh().await;
+        });
+    }
+
     async fn publish(&self, uri: Url, text: &str, version: i32) {
         let diags = diagnose(text);
         match self.mode.as_str() {
-            // Pull mode answers `textDocument/diagnostic` and never pushes.
-            "pull" => {}
+            // Pull modes answer `textDocument/diagnostic` and never push.
+            "pull" | "loading" | "cancel" => {}
+            "quiet" => {
+                let was_clean = {
+                    let mut clean = self.clean.lock().unwrap();
+                    let was = clean.contains(&uri);
+                    if diags.is_empty() {
+                        clean.insert(uri.clone());
+                    } else {
+                        clean.remove(&uri);
+                    }
+                    was
+                };
+                if !(was_clean && diags.is_empty()) {
+                    self.client
+                        .publish_diagnostics(uri, diags, Some(version))
+                        .await;
+                }
+            }
             "noversion" => self.client.publish_diagnostics(uri, diags, None).await,
             "late" => {
                 tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -83,6 +145,16 @@ impl LanguageServer for Fake {
         &self,
         p: DocumentDiagnosticParams,
     ) -> Result<DocumentDiagnosticReportResult> {
+        use std::sync::atomic::Ordering;
+        self.start_loading().await;
+        if self.mode == "cancel" && self.cancelled.fetch_add(1, Ordering::SeqCst) < 2 {
+            return Err(tower_lsp::jsonrpc::Error {
+                code: tower_lsp::jsonrpc::ErrorCode::ServerError(-32802),
+                message: "cancelled".into(),
+                data: Some(serde_json::json!({"retriggerRequest": true})),
+            });
+        }
+        let indexing = self.indexing.load(Ordering::SeqCst);
         let text = self
             .texts
             .lock()
@@ -95,7 +167,12 @@ impl LanguageServer for Fake {
                 related_documents: None,
                 full_document_diagnostic_report: FullDocumentDiagnosticReport {
                     result_id: None,
-                    items: diagnose(&text),
+                    // What a loading server says: nothing, for want of knowing.
+                    items: if indexing {
+                        Vec::new()
+                    } else {
+                        diagnose(&text)
+                    },
                 },
             }),
         ))
@@ -125,12 +202,17 @@ impl LanguageServer for Fake {
     }
 
     async fn initialize(&self, _: InitializeParams) -> Result<InitializeResult> {
-        let pull = (self.mode == "pull").then(|| {
-            DiagnosticServerCapabilities::Options(DiagnosticOptions {
-                identifier: Some("fake".into()),
-                ..DiagnosticOptions::default()
-            })
-        });
+        if self.mode == "hang" {
+            std::future::pending::<()>().await;
+        }
+        let pull = ["pull", "loading", "cancel"]
+            .contains(&self.mode.as_str())
+            .then(|| {
+                DiagnosticServerCapabilities::Options(DiagnosticOptions {
+                    identifier: Some("fake".into()),
+                    ..DiagnosticOptions::default()
+                })
+            });
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
                 text_document_sync: Some(TextDocumentSyncCapability::Kind(
@@ -143,6 +225,24 @@ impl LanguageServer for Fake {
             },
             ..InitializeResult::default()
         })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        self.start_loading().await;
+        let watch = DidChangeWatchedFilesRegistrationOptions {
+            watchers: vec![FileSystemWatcher {
+                glob_pattern: GlobPattern::String("**/*.txt".into()),
+                kind: None,
+            }],
+        };
+        let _ = self
+            .client
+            .register_capability(vec![Registration {
+                id: "watch".into(),
+                method: "workspace/didChangeWatchedFiles".into(),
+                register_options: serde_json::to_value(watch).ok(),
+            }])
+            .await;
     }
 
     async fn shutdown(&self) -> Result<()> {
@@ -240,6 +340,10 @@ async fn main() {
         mode,
         previous: Mutex::new(None),
         texts: Mutex::default(),
+        indexing: Default::default(),
+        announced: Default::default(),
+        cancelled: Default::default(),
+        clean: Mutex::default(),
     });
     Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
         .serve(service)

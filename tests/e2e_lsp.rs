@@ -332,3 +332,137 @@ fn a_server_that_fails_to_start_says_how_and_what_it_printed() {
     assert!(r[0].contains("lsp-broken.log"), "{}", r[0]);
     assert!(r[0].contains("cannot find the toolchain"), "{}", r[0]);
 }
+
+#[test]
+fn a_loading_server_is_not_taken_to_say_clean() {
+    // While "Indexing" runs (1.5 s) the server answers pulls with nothing;
+    // the edit waits for the end of loading and asks again.
+    let p = with_server("loading", 5.0);
+    let r = rounds(&p, write_then_fix());
+    assert_error_then_fixed(&r);
+    // With less time than loading takes, the result says it cannot tell.
+    let p = with_server("loading", 1.0);
+    let r = rounds(&p, write_then_fix());
+    assert!(
+        r[0].ends_with("Diagnostics: fake is still loading the project (busy with \"Indexing\"), so it cannot tell yet; diagnostics will follow: call `diagnostics` for this file in a moment."),
+        "{}",
+        r[0]
+    );
+}
+
+#[test]
+fn cancelled_pulls_are_asked_again() {
+    let p = with_server("cancel", 3.0);
+    let r = rounds(&p, write_then_fix());
+    assert_error_then_fixed(&r);
+}
+
+#[test]
+fn a_clean_edit_of_a_server_that_stays_silent_is_clean() {
+    // The server sends nothing for a document that was clean and stays so.
+    let p = Project::new();
+    p.user_config(&format!(
+        "{FAST_LLM}[lsp]\nsettle_ms = 100\nwait_secs = 5.0\n[lsp.fake]\ncommand = \"{}\"\nextensions = [\"txt\"]\nquiet_when_clean = true\nenv = {{ FAKE_LSP_MODE = \"quiet\" }}\n",
+        fake_server().display()
+    ));
+    let r = rounds(
+        &p,
+        vec![
+            ("write", json!({"path": "a.txt", "content": "ok\n"})),
+            (
+                "edit",
+                json!({"path": "a.txt", "old_string": "ok", "new_string": "fine"}),
+            ),
+            (
+                "edit",
+                json!({"path": "a.txt", "old_string": "fine", "new_string": "ERROR"}),
+            ),
+        ],
+    );
+    assert!(r[0].ends_with(NO_ERRORS), "{}", r[0]);
+    assert!(r[1].ends_with(NO_ERRORS), "{}", r[1]);
+    assert!(
+        r[2].ends_with("\n\nDiagnostics:\n  a.txt:1:1 error [fake/E1] ERROR found\n  1 error, 0 warnings in a.txt"),
+        "{}",
+        r[2]
+    );
+}
+
+#[test]
+fn a_server_that_never_starts_holds_up_nothing() {
+    let p = Project::new();
+    p.user_config(&format!(
+        "{FAST_LLM}[lsp]\nsettle_ms = 100\nwait_secs = 0.5\nstart_secs = 1.0\n[lsp.fake]\ncommand = \"{}\"\nextensions = [\"txt\"]\nenv = {{ FAKE_LSP_MODE = \"hang\" }}\n",
+        fake_server().display()
+    ));
+    p.file("a.txt", "hello\n");
+    let r = rounds(
+        &p,
+        vec![
+            ("view", json!({"path": "a.txt"})),
+            ("write", json!({"path": "b.txt", "content": "x\n"})),
+            ("bash", json!({"command": "sleep 1.5"})),
+            ("write", json!({"path": "b.txt", "content": "y\n"})),
+        ],
+    );
+    assert!(r[0].contains("1\thello"), "{}", r[0]);
+    assert!(
+        r[1].ends_with("Diagnostics: unavailable (fake is still starting; diagnostics will follow once it is up (up to 1 s))."),
+        "{}",
+        r[1]
+    );
+    assert!(
+        r[3].contains(
+            "fake is not running: the language server did not answer `initialize` in time"
+        ),
+        "{}",
+        r[3]
+    );
+}
+
+#[test]
+fn files_a_command_fixes_or_deletes_lose_their_errors() {
+    let p = with_server("versioned", 3.0);
+    let r = rounds(
+        &p,
+        vec![
+            ("write", json!({"path": "a.txt", "content": "an ERROR\n"})),
+            ("write", json!({"path": "b.txt", "content": "b ERROR\n"})),
+            ("diagnostics", json!({})),
+            (
+                "bash",
+                json!({"command": "sed -i s/ERROR/fine/ a.txt && rm b.txt"}),
+            ),
+            ("diagnostics", json!({})),
+        ],
+    );
+    assert!(
+        r[2].contains("a.txt:1:4 error") && r[2].contains("b.txt:1:3 error"),
+        "{}",
+        r[2]
+    );
+    assert_eq!(r[4], "No diagnostics from the running language servers.");
+}
+
+#[test]
+fn only_the_changes_a_server_registered_for_reach_it() {
+    // The fake registers for `**/*.txt` and reports each change it hears of.
+    let p = with_server("versioned", 3.0);
+    let r = rounds(
+        &p,
+        vec![
+            ("write", json!({"path": "a.txt", "content": "fine\n"})),
+            (
+                "bash",
+                json!({"command": "echo hi > other.txt && echo hi > notes.md && sleep 1"}),
+            ),
+            ("diagnostics", json!({})),
+        ],
+    );
+    assert!(
+        r[2].contains("other.txt:1:1 error [fake/W] watched change"),
+        "{}",
+        r[2]
+    );
+    assert!(!r[2].contains("notes.md"), "{}", r[2]);
+}

@@ -40,6 +40,8 @@ pub struct LspFile {
     pub settle_ms: Option<u64>,
     /// Longest wait for diagnostics after a change.
     pub wait_secs: Option<f64>,
+    /// Longest wait for a server to answer `initialize`.
+    pub start_secs: Option<f64>,
     #[serde(flatten)]
     pub servers: BTreeMap<String, crate::lsp::ServerConfig>,
 }

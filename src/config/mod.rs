@@ -376,13 +376,18 @@ impl Config {
             if let Some(ms) = l.settle_ms {
                 self.lsp_timing.settle = Duration::from_millis(ms);
             }
+            let secs = |v: f64, key: &str| {
+                Duration::try_from_secs_f64(v).map_err(|_| ConfigError::Value {
+                    file: path.to_path_buf(),
+                    key: format!("lsp.{key}"),
+                    message: format!("`{v}` is not a valid number of seconds"),
+                })
+            };
             if let Some(v) = l.wait_secs {
-                self.lsp_timing.cap =
-                    Duration::try_from_secs_f64(v).map_err(|_| ConfigError::Value {
-                        file: path.to_path_buf(),
-                        key: "lsp.wait_secs".into(),
-                        message: format!("`{v}` is not a valid number of seconds"),
-                    })?;
+                self.lsp_timing.cap = secs(v, "wait_secs")?;
+            }
+            if let Some(v) = l.start_secs {
+                self.lsp_timing.start = secs(v, "start_secs")?;
             }
             // A cloned repository must not start programs on its own.
             if is_project {

@@ -2,7 +2,12 @@
 //! the first file of a matching type, restarted with backoff when they
 //! crash and marked failed (with the reason) after a few failures. Built-in
 //! entries are used only when their binary is on PATH. All servers are shut
-//! down on exit (no orphans: children are killed when dropped).
+//! down on exit (no orphans: each runs in the sandbox, whose keeper ends
+//! its whole process tree with the agent, and its group is killed).
+//!
+//! Waits are bounded: a server starts in a task of its own (others and
+//! `view` never wait for it), an edit waits at most `wait_secs` in all,
+//! start included, and a start that takes longer goes on in the background.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -14,7 +19,7 @@ use lsp_types::{Diagnostic, DiagnosticSeverity};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::client::{Client, path_of};
+use super::client::{Answer, Client, path_of};
 
 /// A server as configured (`[lsp.<name>]`).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -35,6 +40,10 @@ pub struct ServerConfig {
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     pub initialization_options: Option<toml::Value>,
+    /// The server does not republish a document that stays clean, so
+    /// silence after a clean report means "still clean".
+    #[serde(default)]
+    pub quiet_when_clean: bool,
 }
 
 /// Built-in servers, used when the command is on PATH.
@@ -67,12 +76,16 @@ pub fn builtin() -> BTreeMap<String, ServerConfig> {
         ),
         (
             "typescript".into(),
-            s(
-                "typescript-language-server",
-                &["--stdio"],
-                &["ts", "tsx", "js", "jsx", "mjs", "cjs"],
-                &["tsconfig.json", "package.json"],
-            ),
+            ServerConfig {
+                // It sends nothing for a document that was clean and stays so.
+                quiet_when_clean: true,
+                ..s(
+                    "typescript-language-server",
+                    &["--stdio"],
+                    &["ts", "tsx", "js", "jsx", "mjs", "cjs"],
+                    &["tsconfig.json", "package.json"],
+                )
+            },
         ),
         ("gopls".into(), s("gopls", &[], &["go"], &["go.mod"])),
         (
@@ -90,8 +103,11 @@ pub fn builtin() -> BTreeMap<String, ServerConfig> {
 /// How long a change waits for diagnostics.
 #[derive(Debug, Clone)]
 pub struct Timing {
+    /// Quiet after a publication before it is taken as the answer.
     pub settle: Duration,
+    /// All an edit waits, the server's start included (`wait_secs`).
     pub cap: Duration,
+    /// How long a server may take to answer `initialize` (`start_secs`).
     pub start: Duration,
 }
 
@@ -100,7 +116,7 @@ impl Default for Timing {
         Timing {
             settle: Duration::from_millis(300),
             cap: Duration::from_secs(5),
-            start: Duration::from_secs(30),
+            start: Duration::from_secs(10),
         }
     }
 }
@@ -109,6 +125,7 @@ impl Default for Timing {
 const MAX_FAILURES: u32 = 3;
 
 enum Slot {
+    Empty,
     /// A running server and how many times it was (re)started after crashing.
     Running(Arc<Client>, tokio::process::Child, u32),
     Down {
@@ -117,6 +134,10 @@ enum Slot {
         reason: String,
     },
 }
+
+type Key = (String, PathBuf);
+/// One server's slot, locked while it starts (by its own task).
+type Cell = Arc<tokio::sync::Mutex<Slot>>;
 
 pub struct LspManager {
     /// Paths changed outside the agent, for front ends that show them.
@@ -133,7 +154,14 @@ pub struct LspManager {
     /// like bash commands, without the provider keys.
     trusted: bool,
     sandbox: crate::shell::Sandbox,
-    slots: tokio::sync::Mutex<HashMap<(String, PathBuf), Slot>>,
+    slots: std::sync::Mutex<HashMap<Key, Cell>>,
+    /// The running servers, for what goes to all of them.
+    live: std::sync::Mutex<HashMap<Key, Arc<Client>>>,
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Inserts and removals only: a poisoned map is still consistent.
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Why no server starts in an untrusted project, and what to do.
@@ -190,7 +218,8 @@ impl LspManager {
             timing,
             trusted: false,
             sandbox: crate::shell::Sandbox::off(),
-            slots: tokio::sync::Mutex::default(),
+            slots: std::sync::Mutex::default(),
+            live: std::sync::Mutex::default(),
         }
     }
 
@@ -225,7 +254,14 @@ impl LspManager {
         self.workspace.clone()
     }
 
-    async fn client(&self, path: &Path) -> Result<Option<(String, Arc<Client>)>, String> {
+    /// The running server for `path`, started if needed, by `deadline`;
+    /// `None` when no server serves the file. A start that takes longer
+    /// goes on in the background.
+    async fn client(
+        self: &Arc<Self>,
+        path: &Path,
+        deadline: Instant,
+    ) -> Result<Option<(String, Arc<Client>)>, String> {
         let Some((name, server)) = self.server_for(path) else {
             return Ok(None);
         };
@@ -233,59 +269,79 @@ impl LspManager {
             return Err(UNTRUSTED.to_string());
         }
         let root = self.root_for(path, server);
-        let key = (name.clone(), root.clone());
-        let mut slots = self.slots.lock().await;
-        let failures = match slots.get_mut(&key) {
-            Some(Slot::Running(client, child, crashes)) => {
+        let key = (name.clone(), root);
+        let cell = Arc::clone(
+            lock(&self.slots)
+                .entry(key.clone())
+                .or_insert_with(|| Arc::new(tokio::sync::Mutex::new(Slot::Empty))),
+        );
+        let me = Arc::clone(self);
+        let task = tokio::spawn(async move { me.acquire(key, cell).await });
+        match tokio::time::timeout_at(deadline.into(), task).await {
+            Ok(Ok(r)) => r.map(|c| Some((name.clone(), c))),
+            Ok(Err(e)) => Err(format!("{name} could not be started: {e}")),
+            Err(_) => Err(format!(
+                "{name} is still starting; diagnostics will follow once it is up (up to {:.0} s)",
+                self.timing.start.as_secs_f64()
+            )),
+        }
+    }
+
+    /// Runs in a task of its own: holds the server's slot while it starts.
+    async fn acquire(self: Arc<Self>, key: Key, cell: Cell) -> Result<Arc<Client>, String> {
+        let (name, root) = (&key.0, &key.1);
+        let Some(server) = self.servers.get(name) else {
+            return Err(format!("{name} is not configured"));
+        };
+        let mut slot = cell.lock().await;
+        let failures = match &mut *slot {
+            Slot::Running(client, child, crashes) => {
                 let Some(status) = child.try_wait().ok().flatten() else {
-                    return Ok(Some((name.clone(), Arc::clone(client))));
+                    return Ok(Arc::clone(client));
                 };
+                lock(&self.live).remove(&key);
+                crate::session::log(&format!("language server {name} exited ({status})"));
                 let crashes = *crashes + 1;
                 if crashes >= MAX_FAILURES {
                     let reason = format!(
                         "it exited ({status}) {crashes} times; see lsp-{name}.log in the data directory"
                     );
-                    slots.insert(
-                        key,
-                        Slot::Down {
-                            failures: MAX_FAILURES,
-                            retry_at: Instant::now(),
-                            reason: reason.clone(),
-                        },
-                    );
+                    *slot = Slot::Down {
+                        failures: MAX_FAILURES,
+                        retry_at: Instant::now(),
+                        reason: reason.clone(),
+                    };
                     return Err(format!("{name} failed: {reason}"));
                 }
                 crashes
             }
-            Some(Slot::Down {
+            Slot::Down {
                 failures,
                 retry_at,
                 reason,
-            }) => {
+            } => {
                 if *failures >= MAX_FAILURES || Instant::now() < *retry_at {
                     return Err(format!("{name} is not running: {reason}"));
                 }
                 *failures + 1
             }
-            None => 0,
+            Slot::Empty => 0,
         };
-        match self.start(name, server, &root).await {
+        match self.start(name, server, root).await {
             Ok((client, child)) => {
                 let client = Arc::new(client);
-                slots.insert(key, Slot::Running(Arc::clone(&client), child, failures));
-                Ok(Some((name.clone(), client)))
+                *slot = Slot::Running(Arc::clone(&client), child, failures);
+                lock(&self.live).insert(key.clone(), Arc::clone(&client));
+                Ok(client)
             }
             Err(reason) => {
                 let failures = failures.max(1);
                 let backoff = Duration::from_millis(500 * 2u64.pow(failures.min(6)));
-                slots.insert(
-                    key,
-                    Slot::Down {
-                        failures,
-                        retry_at: Instant::now() + backoff,
-                        reason: reason.clone(),
-                    },
-                );
+                *slot = Slot::Down {
+                    failures,
+                    retry_at: Instant::now() + backoff,
+                    reason: reason.clone(),
+                };
                 Err(format!("{name} failed to start: {reason}"))
             }
         }
@@ -306,6 +362,13 @@ impl LspManager {
             .map(Stdio::from)
             .unwrap_or_else(|_| Stdio::null());
         let mut cmd = tokio::process::Command::new(&server.command);
+        // A cache of its own where the sandbox lets it write (gopls exits
+        // when it cannot create one in a read-only home).
+        if !server.env.contains_key("XDG_CACHE_HOME")
+            && let Some(dir) = private_cache(name)
+        {
+            cmd.env("XDG_CACHE_HOME", dir);
+        }
         cmd.args(&server.args)
             .envs(&server.env)
             .current_dir(root)
@@ -328,7 +391,24 @@ impl LspManager {
             .as_ref()
             .and_then(|v| serde_json::to_value(v).ok())
             .unwrap_or(Value::Null);
-        match Client::connect(stdout, stdin, root, options, self.timing.start).await {
+        let trace = std::env::var_os("AGENT_LSP_TRACE")
+            .is_some_and(|v| !v.is_empty() && v != "0")
+            .then(|| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(self.log_dir.join(format!("lsp-{name}.log")))
+                    .ok()
+            })
+            .flatten();
+        let options = super::client::Options {
+            name: name.to_string(),
+            init_options: options,
+            timeout: self.timing.start,
+            quiet_when_clean: server.quiet_when_clean,
+            trace,
+        };
+        match Client::connect(stdout, stdin, root, options).await {
             Ok(client) => Ok((client, child)),
             Err(e) => {
                 // Say how it ended and what it said, not only that it is down.
@@ -362,39 +442,63 @@ impl LspManager {
         *self.watcher.lock().unwrap_or_else(|p| p.into_inner()) = w;
     }
 
-    /// Tells every running server about changed files.
+    fn clients(&self) -> Vec<Arc<Client>> {
+        lock(&self.live).values().cloned().collect()
+    }
+
+    /// Tells every running server about changed files: open documents get
+    /// their new text (or are closed when deleted), reports of other
+    /// changed files are dropped until the server reports again, and the
+    /// changes a server registered for go to it as watched-file events.
     pub async fn forward_watched(&self, changes: &[(PathBuf, super::watch::Change)]) {
-        let slots = self.slots.lock().await;
-        for slot in slots.values() {
-            if let Slot::Running(client, _, _) = slot {
-                client.watched(changes);
+        for client in self.clients() {
+            for (p, _) in changes {
+                client.resync(p, language_id(p));
+            }
+            client.watched(changes);
+        }
+    }
+
+    /// Brings every open document in line with the disk (after a command,
+    /// which may have changed or deleted any of them).
+    pub fn resync_open(&self) {
+        for client in self.clients() {
+            for p in client.open_paths() {
+                client.resync(&p, language_id(&p));
             }
         }
     }
 
-    /// Opens (or updates) a file in its server without waiting (`view`).
-    pub async fn open(&self, path: &Path) {
-        if let Ok(Some((_, client))) = self.client(path).await
-            && let Ok(text) = std::fs::read_to_string(path)
-        {
-            let _ = client.sync(path, language_id(path), &text);
-        }
+    /// Opens (or updates) a file in its server, in the background (`view`
+    /// never waits for a server).
+    pub fn open(self: &Arc<Self>, path: &Path) {
+        let me = Arc::clone(self);
+        let path = path.to_path_buf();
+        tokio::spawn(async move {
+            let deadline = Instant::now() + me.timing.start + Duration::from_secs(1);
+            if let Ok(Some((_, client))) = me.client(&path, deadline).await
+                && let Ok(text) = std::fs::read_to_string(&path)
+            {
+                let _ = client.sync(&path, language_id(&path), &text);
+            }
+        });
     }
 
-    /// After a change: sends the new text and waits for its diagnostics.
-    /// `None` when no server serves the file.
+    /// After a change: sends the new text and waits for its diagnostics,
+    /// `wait_secs` at most in all. `None` when no server serves the file.
     pub async fn after_change(
-        &self,
+        self: &Arc<Self>,
         path: &Path,
         workspace_display: &(dyn Fn(&Path) -> String + Sync),
     ) -> Option<String> {
-        let client = match self.client(path).await {
+        let deadline = Instant::now() + self.timing.cap;
+        let (name, client) = match self.client(path, deadline).await {
             Ok(Some(c)) => c,
             Ok(None) => return None,
             Err(reason) => return Some(format!("Diagnostics: unavailable ({reason}).")),
         };
-        let (name, client) = client;
         let text = std::fs::read_to_string(path).ok()?;
+        let checks = client.checks_begun();
         let sent = match client.sync(path, language_id(path), &text) {
             Ok(s) => s,
             Err(e) => {
@@ -404,20 +508,52 @@ impl LspManager {
                 ));
             }
         };
-        match client
-            .diagnostics_after(&sent, self.timing.settle, self.timing.cap)
-            .await
-        {
-            Some(diags) => Some(format_report(
-                &name,
-                path,
-                &diags,
-                &client.all_diagnostics(),
-                workspace_display,
+        let answer = client
+            .diagnostics_after(&sent, self.timing.settle, deadline)
+            .await;
+        let mut checking = false;
+        if !sent.unchanged {
+            client.refresh_others(&sent.uri, deadline).await;
+            // A check the save started (`cargo check`) reports what the
+            // server's own analysis misses, other files included.
+            checking = client
+                .until_checked(checks, self.timing.settle, deadline)
+                .await;
+        }
+        // Other files: what arrived after this change, as current.
+        let since = if sent.unchanged {
+            client.changed()
+        } else {
+            sent.seq
+        };
+        match answer {
+            Answer::Current(diags) => {
+                // The pushed part of this file's report may have come
+                // with the check: take the file's report as it is now.
+                let now = client.reports_since(since);
+                let here = super::client::uri(path);
+                let diags = now
+                    .iter()
+                    .find(|(u, _)| *u == here)
+                    .map_or(diags, |(_, d)| d.clone());
+                let mut report = format_report(&name, path, &diags, &now, workspace_display);
+                if checking {
+                    report.push_str(&format!(
+                        "\n  ({name}'s check is still running: `diagnostics` shows what it finds.)"
+                    ));
+                }
+                Some(report)
+            }
+            Answer::Loading(what) => Some(format!(
+                "Diagnostics: {name} is still loading the project ({what}), so it cannot tell yet; diagnostics will follow: call `diagnostics` for this file in a moment."
             )),
-            None => Some(format!(
-                "Diagnostics: none arrived from {name} within {:.1} s for this change, so nothing is reported (older results are not shown as current).",
-                self.timing.cap.as_secs_f64()
+            Answer::Missing => Some(format!(
+                "Diagnostics: none arrived from {name} within {:.1} s for this change, so nothing is reported (older results are not shown as current).{}",
+                self.timing.cap.as_secs_f64(),
+                client
+                    .last_error()
+                    .map(|e| format!(" {name} reported an error: {e}"))
+                    .unwrap_or_default()
             )),
         }
     }
@@ -426,21 +562,22 @@ impl LspManager {
         let Some((_, server)) = self.server_for(path) else {
             return;
         };
-        let root = self.root_for(path, server);
-        let mut slots = self.slots.lock().await;
-        slots.insert(
-            (name.to_string(), root),
-            Slot::Down {
+        let key = (name.to_string(), self.root_for(path, server));
+        lock(&self.live).remove(&key);
+        let cell = lock(&self.slots).get(&key).cloned();
+        if let Some(cell) = cell {
+            *cell.lock().await = Slot::Down {
                 failures: 1,
                 retry_at: Instant::now(),
                 reason: reason.to_string(),
-            },
-        );
+            };
+        }
     }
 
-    /// Current diagnostics: for one file (synced first), or all known.
+    /// Current diagnostics: for one file (synced first), or all that are
+    /// current (every open document synced with the disk first).
     pub async fn diagnostics(
-        &self,
+        self: &Arc<Self>,
         path: Option<&Path>,
         display: &(dyn Fn(&Path) -> String + Sync),
     ) -> String {
@@ -450,35 +587,70 @@ impl LspManager {
                 .await
                 .unwrap_or_else(|| format!("No language server serves `{}`.", display(p)));
         }
-        let slots = self.slots.lock().await;
+        let checks: HashMap<String, u64> = lock(&self.live)
+            .iter()
+            .map(|((n, _), c)| (n.clone(), c.checks_begun()))
+            .collect();
+        self.resync_open();
+        let deadline = Instant::now() + self.timing.cap;
         let mut out = String::new();
-        for ((name, _), slot) in slots.iter() {
-            if let Slot::Running(client, _, _) = slot {
-                for (uri, diags) in client.all_diagnostics() {
-                    let Some(p) = path_of(&uri) else { continue };
-                    for d in &diags {
-                        out.push_str(&format!("{}\n", line(&display(&p), name, d)));
-                    }
+        let mut older = 0;
+        let mut loading = Vec::new();
+        let clients = lock(&self.live).clone();
+        for ((name, _), client) in clients {
+            client.settle_all(self.timing.settle, deadline).await;
+            // A check the resync's save started reports what is fixed.
+            client
+                .until_checked(
+                    checks.get(&name).copied().unwrap_or(0),
+                    self.timing.settle,
+                    deadline,
+                )
+                .await;
+            if let Some(what) = client.loading() {
+                loading.push(format!("{name} is still loading the project ({what})"));
+            }
+            for (uri, diags) in client.reports_since(client.changed()) {
+                let Some(p) = path_of(&uri) else { continue };
+                for d in &diags {
+                    out.push_str(&format!("{}\n", line(&display(&p), &name, d, display)));
                 }
             }
+            older += client.older_reports();
         }
         if out.is_empty() {
-            "No diagnostics from the running language servers.".into()
-        } else {
-            out
+            out = "No diagnostics from the running language servers.".into();
         }
+        if older > 0 {
+            out.push_str(&format!(
+                "\n({older} file{} reported before the last change and not since are left out, as possibly out of date; `diagnostics` with a path checks a file now.)",
+                if older == 1 { "" } else { "s" }
+            ));
+        }
+        for l in loading {
+            out.push_str(&format!("\n({l}: what it said so far may be incomplete.)"));
+        }
+        out
     }
 
-    /// References to the symbol at a 0-based position (the file is synced first).
-    pub async fn references(&self, path: &Path, line: u32, column: u32) -> Result<Value, String> {
+    /// References to the symbol at a 0-based position (the file is synced
+    /// first; a server still loading is given until it is done, 10 s at most).
+    pub async fn references(
+        self: &Arc<Self>,
+        path: &Path,
+        line: u32,
+        column: u32,
+    ) -> Result<Value, String> {
+        let deadline = Instant::now() + self.timing.start + Duration::from_secs(10);
         let (_, client) = self
-            .client(path)
+            .client(path, deadline)
             .await?
             .ok_or_else(|| format!("no language server serves `{}`", path.display()))?;
         let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
         client
             .sync(path, language_id(path), &text)
             .map_err(|e| e.to_string())?;
+        client.until_loaded(deadline).await;
         client
             .references(path, line, column)
             .await
@@ -488,33 +660,23 @@ impl LspManager {
     /// Where `name` is defined, asked of every running server (and first of
     /// the server for `hint`, started if needed).
     pub async fn find_symbol(
-        &self,
+        self: &Arc<Self>,
         name: &str,
         hint: Option<&Path>,
     ) -> Result<Option<(PathBuf, u32, u32)>, String> {
+        let deadline = Instant::now() + self.timing.start + Duration::from_secs(10);
         if let Some(h) = hint
-            && let Some((_, client)) = self.client(h).await?
+            && let Some((_, client)) = self.client(h, deadline).await?
         {
             if let Ok(text) = std::fs::read_to_string(h) {
                 let _ = client.sync(h, language_id(h), &text);
             }
+            client.until_loaded(deadline).await;
             if let Some(found) = client.find_symbol(name).await.map_err(|e| e.to_string())? {
                 return Ok(Some(found));
             }
         }
-        let clients: Vec<Arc<Client>> = {
-            let slots = self.slots.lock().await;
-            slots
-                .values()
-                .filter_map(|s| {
-                    if let Slot::Running(c, _, _) = s {
-                        Some(Arc::clone(c))
-                    } else {
-                        None
-                    }
-                })
-                .collect()
-        };
+        let clients = self.clients();
         if clients.is_empty() {
             return Err("no language server is running yet; give `path` (a file of the symbol's language) too".into());
         }
@@ -536,14 +698,18 @@ impl LspManager {
                 self.servers.keys().cloned().collect::<Vec<_>>().join(", ")
             );
         }
-        let mut slots = self.slots.lock().await;
-        let keys: Vec<(String, PathBuf)> = slots
-            .keys()
-            .filter(|(n, _)| name.is_none_or(|x| x == n))
-            .cloned()
+        let cells: Vec<(Key, Cell)> = lock(&self.slots)
+            .iter()
+            .filter(|((n, _), _)| name.is_none_or(|x| x == n))
+            .map(|(k, c)| (k.clone(), Arc::clone(c)))
             .collect();
-        for k in &keys {
-            if let Some(Slot::Running(client, mut child, _)) = slots.remove(k) {
+        let mut stopped = 0;
+        for (key, cell) in cells {
+            lock(&self.live).remove(&key);
+            let mut slot = cell.lock().await;
+            if let Slot::Running(client, mut child, _) = std::mem::replace(&mut *slot, Slot::Empty)
+            {
+                stopped += 1;
                 let _ = tokio::time::timeout(Duration::from_secs(2), client.shutdown()).await;
                 // What the server started (a `cargo check`) goes with it.
                 if let Some(pid) = child.id() {
@@ -553,7 +719,7 @@ impl LspManager {
                 let _ = child.kill().await;
             }
         }
-        if keys.is_empty() {
+        if stopped == 0 {
             return match name {
                 Some(n) => format!("`{n}` is not running; it starts on the next file it serves."),
                 None => {
@@ -562,25 +728,37 @@ impl LspManager {
             };
         }
         format!(
-            "Restarted {} server{}; each starts again on its next file.",
-            keys.len(),
-            if keys.len() == 1 { "" } else { "s" }
+            "Restarted {stopped} server{}; each starts again on its next file.",
+            if stopped == 1 { "" } else { "s" }
         )
     }
 
     /// Server states for the status line: (name, "running" or the reason it is down).
     pub async fn status(&self) -> Vec<(String, String)> {
-        let slots = self.slots.lock().await;
-        slots
+        let cells: Vec<(Key, Cell)> = lock(&self.slots)
             .iter()
-            .map(|((n, _), s)| match s {
-                Slot::Running(..) => (n.clone(), "running".into()),
+            .map(|(k, c)| (k.clone(), Arc::clone(c)))
+            .collect();
+        let mut out = Vec::new();
+        for ((n, _), cell) in cells {
+            // A slot held by its start is starting.
+            let Ok(slot) = cell.try_lock() else {
+                out.push((n, "starting".into()));
+                continue;
+            };
+            out.push(match &*slot {
+                Slot::Empty => continue,
+                Slot::Running(client, ..) => match client.loading() {
+                    Some(what) => (n, format!("loading ({what})")),
+                    None => (n, "running".into()),
+                },
                 Slot::Down {
                     reason, failures, ..
-                } if *failures >= MAX_FAILURES => (n.clone(), format!("failed: {reason}")),
-                Slot::Down { reason, .. } => (n.clone(), format!("restarting: {reason}")),
-            })
-            .collect()
+                } if *failures >= MAX_FAILURES => (n, format!("failed: {reason}")),
+                Slot::Down { reason, .. } => (n, format!("restarting: {reason}")),
+            });
+        }
+        out
     }
 
     pub async fn shutdown_all(&self) {
@@ -598,21 +776,55 @@ fn severity(d: &Diagnostic) -> &'static str {
     }
 }
 
-fn line(file: &str, server: &str, d: &Diagnostic) -> String {
+fn line(
+    file: &str,
+    server: &str,
+    d: &Diagnostic,
+    display: &(dyn Fn(&Path) -> String + Sync),
+) -> String {
     let source = d.source.clone().unwrap_or_else(|| server.to_string());
     let code = match &d.code {
         Some(lsp_types::NumberOrString::Number(n)) => format!("/{n}"),
         Some(lsp_types::NumberOrString::String(s)) => format!("/{s}"),
         None => String::new(),
     };
-    format!(
-        "{file}:{}:{} {} [{source}{code}] {}",
+    let mut out = format!(
+        "{file}:{}:{} {} [{source}{code}] ",
         d.range.start.line + 1,
         d.range.start.character + 1,
         severity(d),
-        d.message.lines().next().unwrap_or_default()
-    )
+    );
+    // The whole message (rustc's expected/found, gopls' have/want), its
+    // continuation lines indented, within bounds.
+    let lines: Vec<&str> = d.message.lines().filter(|l| !l.trim().is_empty()).collect();
+    for (i, l) in lines.iter().take(MESSAGE_LINES).enumerate() {
+        if i > 0 {
+            out.push_str("\n      ");
+        }
+        out.push_str(&crate::tools::cut_line(l.trim_end(), 300));
+    }
+    if lines.len() > MESSAGE_LINES {
+        out.push_str(&format!(
+            "\n      … {} more lines",
+            lines.len() - MESSAGE_LINES
+        ));
+    }
+    // Where the server points to as related, when it says so briefly.
+    for r in d.related_information.iter().flatten().take(2) {
+        let at = path_of(r.location.uri.as_str())
+            .map(|p| display(&p))
+            .unwrap_or_else(|| r.location.uri.to_string());
+        out.push_str(&format!(
+            "\n      see {at}:{}: {}",
+            r.location.range.start.line + 1,
+            crate::tools::cut_line(r.message.lines().next().unwrap_or_default(), 200)
+        ));
+    }
+    out
 }
+
+/// Lines of one diagnostic's message shown.
+const MESSAGE_LINES: usize = 6;
 
 /// Errors and warnings shown per list.
 const MAX_LISTED: usize = 20;
@@ -632,7 +844,7 @@ fn format_report(
     let warnings = own.len() - errors;
     let mut out = String::from("Diagnostics:\n");
     for d in own.iter().take(MAX_LISTED) {
-        out.push_str(&format!("  {}\n", line(&shown, server, d)));
+        out.push_str(&format!("  {}\n", line(&shown, server, d, display)));
     }
     if own.len() > MAX_LISTED {
         out.push_str(&format!("  … and {} more\n", own.len() - MAX_LISTED));
@@ -651,7 +863,7 @@ fn format_report(
     if !others.is_empty() {
         out.push_str("  Other files:\n");
         for (file, d) in others.iter().take(MAX_LISTED) {
-            out.push_str(&format!("  {}\n", line(file, server, d)));
+            out.push_str(&format!("  {}\n", line(file, server, d, display)));
         }
         if others.len() > MAX_LISTED {
             out.push_str(&format!("  … and {} more\n", others.len() - MAX_LISTED));
@@ -672,6 +884,25 @@ fn format_report(
         }
     ));
     out
+}
+
+/// `<temp>/agent-lsp-<uid>/<server>`: made private (0700) and checked to
+/// be ours and no link, so another user cannot hand a server a cache.
+fn private_cache(server: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let base = std::env::temp_dir().join(format!("agent-lsp-{uid}"));
+    let _ = std::fs::DirBuilder::new().mode(0o700).create(&base);
+    let meta = std::fs::symlink_metadata(&base).ok()?;
+    if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
+        return None;
+    }
+    let dir = base.join(server);
+    let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+    std::fs::symlink_metadata(&dir)
+        .is_ok_and(|m| m.is_dir() && m.uid() == uid)
+        .then_some(dir)
 }
 
 /// The last `n` non-empty lines of a log file (at most its last 64 KiB).
@@ -706,6 +937,27 @@ mod tests {
             dir,
             Timing::default(),
         )
+    }
+
+    #[test]
+    fn whole_messages_and_related_places_are_shown_within_bounds() {
+        let d: Diagnostic = serde_json::from_value(serde_json::json!({
+            "range": {"start": {"line": 3, "character": 4}, "end": {"line": 3, "character": 9}},
+            "severity": 1,
+            "source": "rustc",
+            "code": "E0308",
+            "message": "mismatched types\nexpected `&str`\n   found `i32`\n\n".to_string() + &"x\n".repeat(10),
+            "relatedInformation": [{
+                "location": {"uri": "file:///w/src/greet.rs", "range": {"start": {"line": 1, "character": 7}, "end": {"line": 1, "character": 12}}},
+                "message": "function defined here"
+            }]
+        }))
+        .unwrap();
+        let display = |p: &Path| p.strip_prefix("/w").unwrap().display().to_string();
+        assert_eq!(
+            line("src/lib.rs", "ra", &d, &display),
+            "src/lib.rs:4:5 error [rustc/E0308] mismatched types\n      expected `&str`\n         found `i32`\n      x\n      x\n      x\n      … 7 more lines\n      see src/greet.rs:2: function defined here"
+        );
     }
 
     #[test]

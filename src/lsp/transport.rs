@@ -39,9 +39,15 @@ pub struct Transport {
 impl Transport {
     /// Starts reading `reader` and writing `writer`; `on_notification`
     /// receives every notification the server sends.
+    ///
+    /// The server's own requests are answered here and then passed to
+    /// `on_notification` as well, so the client can act on them
+    /// (registrations, diagnostic refreshes). With `trace`, every message
+    /// both ways is appended to that file (`AGENT_LSP_TRACE=1`).
     pub fn start<R, W>(
         reader: R,
         writer: W,
+        trace: Option<std::fs::File>,
         on_notification: impl Fn(&str, Value) + Send + 'static,
     ) -> Transport
     where
@@ -50,10 +56,13 @@ impl Transport {
     {
         let (out, mut out_rx) = mpsc::unbounded_channel::<Value>();
         let pending: Pending = Arc::default();
+        let trace = trace.map(|f| Arc::new(Mutex::new(f)));
+        let traced = trace.clone();
         tokio::spawn(async move {
             let mut writer = writer;
             while let Some(msg) = out_rx.recv().await {
                 let body = msg.to_string();
+                write_trace(traced.as_ref(), "-->", &body);
                 let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
                 if writer.write_all(frame.as_bytes()).await.is_err()
                     || writer.flush().await.is_err()
@@ -67,6 +76,9 @@ impl Transport {
         tokio::spawn(async move {
             let mut reader = BufReader::new(reader);
             while let Some(msg) = read_message(&mut reader).await {
+                if trace.is_some() {
+                    write_trace(trace.as_ref(), "<--", &msg.to_string());
+                }
                 dispatch(msg, &reply, &waiting, &on_notification);
             }
             // The server is gone: nobody will answer what is still waiting.
@@ -112,6 +124,22 @@ impl Transport {
         self.out
             .send(json!({"jsonrpc": "2.0", "method": method, "params": params}))
             .map_err(|_| RpcError::Closed)
+    }
+}
+
+/// One line of the trace: direction and the message, cut at 4 KiB.
+fn write_trace(trace: Option<&Arc<Mutex<std::fs::File>>>, dir: &str, body: &str) {
+    use std::io::Write;
+    if let Some(f) = trace {
+        let now = time::OffsetDateTime::now_utc();
+        let _ = writeln!(
+            lock(f),
+            "{dir} {:02}:{:02}.{:03} {}",
+            now.minute(),
+            now.second(),
+            now.millisecond(),
+            crate::tools::cut_line(body, 4096)
+        );
     }
 }
 
@@ -185,6 +213,7 @@ fn dispatch(
                 "window/workDoneProgress/create"
                 | "client/registerCapability"
                 | "client/unregisterCapability"
+                | "workspace/diagnostic/refresh"
                 | "window/showMessageRequest" => {
                     json!({"jsonrpc": "2.0", "id": id, "result": null})
                 }
@@ -193,6 +222,7 @@ fn dispatch(
                 }
             };
             let _ = reply.send(answer);
+            on_notification(method, msg.get("params").cloned().unwrap_or(Value::Null));
         }
         (Some(method), None) => {
             on_notification(method, msg.get("params").cloned().unwrap_or(Value::Null))
@@ -230,7 +260,7 @@ mod tests {
         let (sr, mut sw) = tokio::io::split(server_side);
         let notes: Arc<Mutex<Vec<(String, Value)>>> = Arc::default();
         let n = Arc::clone(&notes);
-        let t = Transport::start(cr, cw, move |m, p| {
+        let t = Transport::start(cr, cw, None, move |m, p| {
             n.lock().unwrap().push((m.to_string(), p))
         });
         let mut sr = BufReader::new(sr);
@@ -261,7 +291,8 @@ mod tests {
         .await;
         let (result, t) = req.await.unwrap().unwrap();
         assert_eq!(result, json!({"capabilities": {}}));
-        assert_eq!(notes.lock().unwrap()[0].0, "window/logMessage");
+        let seen: Vec<String> = notes.lock().unwrap().iter().map(|n| n.0.clone()).collect();
+        assert_eq!(seen, ["workspace/configuration", "window/logMessage"]);
 
         // Errors, timeouts and a closed server.
         let slow = t

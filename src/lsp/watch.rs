@@ -197,7 +197,7 @@ mod fake_server_tests {
         std::fs::write(root.join("a.txt"), "ok\n").unwrap();
         let d = |p: &Path| p.display().to_string();
         // In a project nobody trusted, no server starts: it runs their code.
-        let untrusted = make().after_change(&root.join("a.txt"), &d).await;
+        let untrusted = Arc::new(make()).after_change(&root.join("a.txt"), &d).await;
         assert_eq!(
             untrusted.as_deref(),
             Some(

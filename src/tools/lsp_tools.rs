@@ -7,9 +7,9 @@ use serde_json::Value;
 
 use super::{Effect, Tool, ToolContext, ToolError, render};
 
-fn manager(ctx: &ToolContext) -> Result<&crate::lsp::LspManager, ToolError> {
+fn manager(ctx: &ToolContext) -> Result<&std::sync::Arc<crate::lsp::LspManager>, ToolError> {
     ctx.lsp
-        .as_deref()
+        .as_ref()
         .ok_or_else(|| ToolError::new("no language servers are configured; add one as [lsp.<name>] in ~/.config/agent/config.toml"))
 }
 

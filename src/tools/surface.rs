@@ -470,11 +470,15 @@ impl Surface {
         let mut text = ran?;
         // After-effects: language servers see what was read or changed.
         if let Some(lsp) = lsp {
+            // A command may have changed or deleted any open document.
+            if tool.effect() == Effect::Execute {
+                lsp.resync_open();
+            }
             match tool.after() {
                 After::Nothing => {}
                 After::Open => {
                     for p in &facts.subjects.reads {
-                        lsp.open(p).await;
+                        lsp.open(p);
                     }
                 }
                 After::Diagnose => {
