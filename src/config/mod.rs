@@ -376,12 +376,16 @@ impl Config {
             if let Some(ms) = l.settle_ms {
                 self.lsp_timing.settle = Duration::from_millis(ms);
             }
+            // Bounded: a project's config cannot make an edit wait forever.
             let secs = |v: f64, key: &str| {
-                Duration::try_from_secs_f64(v).map_err(|_| ConfigError::Value {
-                    file: path.to_path_buf(),
-                    key: format!("lsp.{key}"),
-                    message: format!("`{v}` is not a valid number of seconds"),
-                })
+                Duration::try_from_secs_f64(v)
+                    .ok()
+                    .filter(|d| *d <= Duration::from_secs(600))
+                    .ok_or_else(|| ConfigError::Value {
+                        file: path.to_path_buf(),
+                        key: format!("lsp.{key}"),
+                        message: format!("`{v}` is not a number of seconds from 0 to 600"),
+                    })
             };
             if let Some(v) = l.wait_secs {
                 self.lsp_timing.cap = secs(v, "wait_secs")?;

@@ -22,6 +22,8 @@ use super::transport::{RpcError, Transport};
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Documents kept open per server; the least recently used is closed.
 pub const MAX_OPEN: usize = 64;
+/// Other open documents pulled again after a change.
+const PULLED_OTHERS: usize = 16;
 /// LSP's "content modified" and "server cancelled": ask again.
 const RETRY_CODES: [i64; 2] = [-32801, -32802];
 
@@ -552,12 +554,17 @@ impl Client {
     /// After a save: a check the server starts (within `settle`) is waited
     /// for until it ends, or `deadline`; its publications then count.
     /// True when one is still running at the deadline.
+    /// Only a server that has run a check before is waited for: others
+    /// (most servers) cost nothing here.
     pub async fn until_checked(
         &self,
         begun_before: u64,
         settle: Duration,
         deadline: Instant,
     ) -> bool {
+        if lock(&self.state).checks_begun == 0 {
+            return false;
+        }
         let started = Instant::now();
         loop {
             let notified = self.arrived.notified();
@@ -752,11 +759,19 @@ impl Client {
         if !self.pull {
             return;
         }
-        let others: Vec<String> = lock(&self.state)
+        // The most recently used ones: a change rarely breaks more than
+        // the files being worked on, and each pull costs the server.
+        let mut others: Vec<(u64, String)> = lock(&self.state)
             .docs
-            .keys()
-            .filter(|u| *u != except)
-            .cloned()
+            .iter()
+            .filter(|(u, _)| *u != except)
+            .map(|(u, d)| (d.used, u.clone()))
+            .collect();
+        others.sort_by_key(|o| std::cmp::Reverse(o.0));
+        let others: Vec<String> = others
+            .into_iter()
+            .take(PULLED_OTHERS)
+            .map(|(_, u)| u)
             .collect();
         let asks = others.iter().map(|u| self.pull_until(u, deadline));
         futures_util::future::join_all(asks).await;

@@ -365,7 +365,7 @@ impl LspManager {
         // A cache of its own where the sandbox lets it write (gopls exits
         // when it cannot create one in a read-only home).
         if !server.env.contains_key("XDG_CACHE_HOME")
-            && let Some(dir) = private_cache(name)
+            && let Some(dir) = private_cache(name, root)
         {
             cmd.env("XDG_CACHE_HOME", dir);
         }
@@ -886,9 +886,11 @@ fn format_report(
     out
 }
 
-/// `<temp>/agent-lsp-<uid>/<server>`: made private (0700) and checked to
-/// be ours and no link, so another user cannot hand a server a cache.
-fn private_cache(server: &str) -> Option<PathBuf> {
+/// `<temp>/agent-lsp-<uid>/<server>-<project hash>`: made private (0700)
+/// and checked to be ours and no link, so another user cannot hand a
+/// server a cache, and one per project, so one project's server does not
+/// read what another project's wrote.
+fn private_cache(server: &str, root: &Path) -> Option<PathBuf> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     // SAFETY: getuid has no preconditions.
     let uid = unsafe { libc::getuid() };
@@ -898,7 +900,8 @@ fn private_cache(server: &str) -> Option<PathBuf> {
     if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
         return None;
     }
-    let dir = base.join(server);
+    let project = xxhash_rust::xxh3::xxh3_64(root.as_os_str().as_encoded_bytes());
+    let dir = base.join(format!("{server}-{project:016x}"));
     let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
     std::fs::symlink_metadata(&dir)
         .is_ok_and(|m| m.is_dir() && m.uid() == uid)
