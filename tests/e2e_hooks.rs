@@ -112,7 +112,8 @@ fn hook_sees_the_call_as_claude_code_sends_it() {
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap();
     let abs = p.root().join("src/a.txt").display().to_string();
     assert_eq!(v["hook_event_name"], "PreToolUse");
-    assert_eq!(v["tool_name"], "view");
+    // Claude Code's name for it, by default (`format = "agent"` gives ours).
+    assert_eq!(v["tool_name"], "Read");
     assert_eq!(v["tool_use_id"], "c1");
     assert_eq!(v["tool_input"]["path"], abs.as_str());
     assert_eq!(v["tool_input"]["file_path"], abs.as_str());
@@ -588,4 +589,86 @@ fn post_tool_use_sees_the_rewritten_call() {
         v["tool_input"]["path"],
         p.root().join("gen/out.txt").display().to_string().as_str()
     );
+}
+
+#[test]
+fn a_claude_code_guard_script_blocks_what_it_blocks_there() {
+    // Written for Claude Code, as such scripts are shared: it checks
+    // `tool_name` and `tool_input.file_path` / `.command` by Claude Code's
+    // spellings, and blocks with exit code 2.
+    let p = Project::new();
+    p.file(".env", "SECRET=1\n")
+        .file("notes.txt", "fine\n")
+        .file("build/x", "x\n");
+    let guard = p.scratch().join("guard.py");
+    std::fs::write(
+        &guard,
+        r#"import json, re, sys
+data = json.load(sys.stdin)
+name = data.get("tool_name", "")
+tool_input = data.get("tool_input", {})
+if name == "Bash" and re.search(r"\brm\s+-rf\b", tool_input.get("command", "")):
+    print("Dangerous rm -rf blocked", file=sys.stderr)
+    sys.exit(2)
+if name in ("Read", "Edit", "MultiEdit", "Write") and tool_input.get("file_path", "").endswith(".env"):
+    print("Access to .env files is prohibited", file=sys.stderr)
+    sys.exit(2)
+sys.exit(0)
+"#,
+    )
+    .unwrap();
+    let command = format!("python3 {}", guard.display());
+    p.user_config(&with_fast_llm(&format!(
+        "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\ncommand = \"{command}\"\n\
+         [[hooks.PreToolUse]]\nmatcher = \"Read|Edit|MultiEdit|Write\"\ncommand = \"{command}\"\n"
+    )));
+    let results = run_calls(
+        &p,
+        vec![
+            call("c1", "bash", json!({"command": "rm -rf build"})),
+            call("c2", "view", json!({"path": ".env"})),
+            call(
+                "c3",
+                "edit",
+                json!({"path": ".env", "old_string": "1", "new_string": "2"}),
+            ),
+            call("c4", "view", json!({"path": "notes.txt"})),
+        ],
+        &["--yolo"],
+    );
+    assert!(
+        results[0].contains("Dangerous rm -rf blocked"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[1].contains("Access to .env files is prohibited"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        results[2].contains("Access to .env files is prohibited"),
+        "{}",
+        results[2]
+    );
+    assert!(results[3].contains("fine"), "{}", results[3]);
+    assert!(p.root().join("build/x").exists(), "rm -rf ran");
+    assert_eq!(
+        std::fs::read_to_string(p.root().join(".env")).unwrap(),
+        "SECRET=1\n"
+    );
+}
+
+#[test]
+fn a_hook_in_agent_format_sees_our_names() {
+    let p = Project::new();
+    let seen = p.scratch().join("seen.json");
+    let hook = script(&p, "record.sh", &format!("cat > {}", seen.display()));
+    // Either spelling matches; the format picks what the script is told.
+    use_hooks(&p, &[("PreToolUse", "Read", &hook, "format = \"agent\"")]);
+    p.file("a.txt", "alpha\n");
+    let results = run_calls(&p, vec![call("c1", "view", json!({"path": "a.txt"}))], &[]);
+    assert!(results[0].contains("alpha"), "{}", results[0]);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap();
+    assert_eq!(v["tool_name"], "view");
 }

@@ -9,8 +9,11 @@
 //! judged again). A hook that fails, hangs or prints something unreadable
 //! is a non-blocking error: logged, shown, and the call proceeds.
 
+mod names;
 mod output;
 mod run;
+
+pub use names::{Format, claude_name};
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -40,6 +43,10 @@ pub struct HookSpec {
     /// Run with `bash -c` in the project directory.
     pub command: String,
     pub timeout_secs: Option<u64>,
+    /// The tool names the hook sees: Claude Code's (the default), or
+    /// `agent` / `crush` for ours.
+    #[serde(default)]
+    pub format: Format,
 }
 
 /// The `[hooks]` table of a config file.
@@ -103,7 +110,17 @@ impl HooksFile {
 }
 
 fn spec_json(h: &HookSpec) -> Value {
-    json!([h.matcher, h.command, h.timeout_secs])
+    // The default format leaves the fingerprint as it was before formats.
+    if h.format == Format::default() {
+        json!([h.matcher, h.command, h.timeout_secs])
+    } else {
+        json!([
+            h.matcher,
+            h.command,
+            h.timeout_secs,
+            format!("{:?}", h.format)
+        ])
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -123,10 +140,11 @@ impl Matcher {
             .map_err(|e| format!("`{t}` is not a tool name, `a|b` list or regex: {e}"))
     }
 
+    /// Whether it names the tool, in our spelling or Claude Code's.
     fn matches(&self, tool: &str) -> bool {
         match self {
             Matcher::All => true,
-            Matcher::Pattern(re) => re.is_match(tool),
+            Matcher::Pattern(re) => names::spellings(tool).any(|t| re.is_match(t)),
         }
     }
 }
@@ -136,6 +154,7 @@ struct Hook {
     matcher: Matcher,
     command: String,
     timeout: Duration,
+    format: Format,
 }
 
 impl Hook {
@@ -145,6 +164,7 @@ impl Hook {
             matcher: Matcher::parse(&spec.matcher).ok()?,
             command: spec.command.clone(),
             timeout: Duration::from_secs(spec.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS)),
+            format: spec.format,
         })
     }
 }
@@ -278,26 +298,30 @@ impl Hooks {
         if hooks.is_empty() {
             return verdict;
         }
-        let mut input = json!({
-            "session_id": self.env.session_id,
-            "transcript_path": self.env.transcript_path,
-            "cwd": self.env.cwd,
-            "hook_event_name": event.name(),
-            "tool_name": call.tool,
-            "tool_input": call.input,
-            "tool_use_id": call.id,
-            "permission_mode": call.permission_mode,
-        });
-        if let Some(r) = response {
-            input["tool_response"] = r.clone();
-        }
-        let stdin = serde_json::to_vec(&input).unwrap_or_default();
+        // Each format's view of the call (the tool's name differs).
+        let stdin_for = |format: Format| {
+            let mut input = json!({
+                "session_id": self.env.session_id,
+                "transcript_path": self.env.transcript_path,
+                "cwd": self.env.cwd,
+                "hook_event_name": event.name(),
+                "tool_name": names::name_for(format, call.tool),
+                "tool_input": call.input,
+                "tool_use_id": call.id,
+                "permission_mode": call.permission_mode,
+            });
+            if let Some(r) = response {
+                input["tool_response"] = r.clone();
+            }
+            serde_json::to_vec(&input).unwrap_or_default()
+        };
+        let stdins: Vec<Vec<u8>> = hooks.iter().map(|h| stdin_for(h.format)).collect();
         let env = self.env_vars(event, call);
-        let ran = join_all(hooks.iter().map(|h| {
+        let ran = join_all(hooks.iter().zip(&stdins).map(|(h, stdin)| {
             run::run(
                 &h.command,
                 &self.env.cwd,
-                &stdin,
+                stdin,
                 &env,
                 &self.env.sandbox,
                 h.timeout,
@@ -417,25 +441,36 @@ fn read_one(event: Event, hook: &Hook, ran: Ran, verdict: &mut Verdict) {
 }
 
 /// The call's arguments as hooks see them: `path` made absolute, and
-/// mirrored as `file_path` for scripts written for Claude Code.
-pub fn hook_input(args: &Value, absolute: &dyn Fn(&str) -> PathBuf) -> Map<String, Value> {
+/// mirrored as `file_path`, and Claude Code's other spellings added, for
+/// scripts written for Claude Code.
+pub fn hook_input(
+    tool: &str,
+    args: &Value,
+    absolute: &dyn Fn(&str) -> PathBuf,
+) -> Map<String, Value> {
     let mut input = args.as_object().cloned().unwrap_or_default();
     if let Some(Value::String(p)) = input.get("path") {
         let abs = absolute(p).display().to_string();
         input.insert("path".into(), Value::String(abs.clone()));
         input.insert("file_path".into(), Value::String(abs));
     }
+    names::add_aliases(tool, &mut input);
     input
 }
 
 /// A hook's rewrite as arguments for the tool: `file_path` (Claude Code's
-/// name) folded back into `path`.
-pub fn rewritten_args(mut input: Map<String, Value>, before: &Map<String, Value>) -> Value {
+/// name) folded back into `path`, and its other spellings into ours.
+pub fn rewritten_args(
+    tool: &str,
+    mut input: Map<String, Value>,
+    before: &Map<String, Value>,
+) -> Value {
     if let Some(fp) = input.remove("file_path")
         && (before.get("file_path") != Some(&fp) || !input.contains_key("path"))
     {
         input.insert("path".into(), fp);
     }
+    names::fold_aliases(tool, &mut input, before);
     Value::Object(input)
 }
 
@@ -472,21 +507,21 @@ mod tests {
     #[test]
     fn file_path_round_trip() {
         let args = json!({"path": "src/a.rs", "content": "x"});
-        let input = hook_input(&args, &|p| Path::new("/w").join(p));
+        let input = hook_input("view", &args, &|p| Path::new("/w").join(p));
         assert_eq!(input["path"], "/w/src/a.rs");
         assert_eq!(input["file_path"], "/w/src/a.rs");
         // A Claude Code script changes file_path; it becomes path.
         let mut changed = input.clone();
         changed.insert("file_path".into(), json!("/w/b.rs"));
         assert_eq!(
-            rewritten_args(changed, &input),
+            rewritten_args("view", changed, &input),
             json!({"path": "/w/b.rs", "content": "x"})
         );
         // Unchanged file_path is dropped; an edited path stays.
         let mut edited = input.clone();
         edited.insert("path".into(), json!("/w/c.rs"));
         assert_eq!(
-            rewritten_args(edited, &input),
+            rewritten_args("view", edited, &input),
             json!({"path": "/w/c.rs", "content": "x"})
         );
     }

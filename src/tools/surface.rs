@@ -389,7 +389,7 @@ impl Surface {
         let (pre, post) = (hooked(Event::PreToolUse), hooked(Event::PostToolUse));
         // The call as hooks see it; after a rewrite, the call that runs.
         let mut input = (pre.is_some() || post.is_some())
-            .then(|| hooks::hook_input(&args, &|p| ctx.workspace.absolute(p)));
+            .then(|| hooks::hook_input(&call.name, &args, &|p| ctx.workspace.absolute(p)));
         let facts = match (pre, &mut input) {
             (Some(hooks), Some(input)) => {
                 let mut verdict = self
@@ -551,7 +551,7 @@ impl Surface {
         }
         let rewritten = verdict.updated_input.is_some();
         if let Some(new) = verdict.updated_input {
-            let args = hooks::rewritten_args(new, input);
+            let args = hooks::rewritten_args(&call.name, new, input);
             *prepared = Arc::clone(tool).prepare(args.clone()).map_err(|e| {
                 ToolError::new(format!(
                     "A PreToolUse hook rewrote this call's arguments, and the rewrite is invalid: {}. \
@@ -560,7 +560,7 @@ impl Surface {
                     e.0.trim_end_matches(SCHEMA_HINT).trim_end_matches('.')
                 ))
             })?;
-            *input = hooks::hook_input(&args, &|p| ctx.workspace.absolute(p));
+            *input = hooks::hook_input(&call.name, &args, &|p| ctx.workspace.absolute(p));
         }
         let facts = prepared.facts(ctx)?;
         // An allow covers a rewrite only when the hook that rewrote said
