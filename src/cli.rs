@@ -31,6 +31,12 @@ pub struct Cli {
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output_format: OutputFormat,
 
+    /// With `--output-format stream-json`: also every event as it happens
+    /// (text deltas, tool calls, retries, compaction), each in a
+    /// `stream_event` message, as Claude Code names the option.
+    #[arg(long)]
+    pub include_partial_messages: bool,
+
     /// Provider id from the config (`openai`, `anthropic`, `ollama`, `deepseek`,
     /// `openrouter`, or one of your own `[providers.<id>]`).
     #[arg(long, value_name = "ID")]

@@ -353,6 +353,7 @@ pub async fn run(
     facts: ModelFacts,
     prompt: &str,
     format: OutputFormat,
+    partial: bool,
     resume: Option<crate::session::Loaded>,
 ) -> u8 {
     let started = Instant::now();
@@ -400,15 +401,27 @@ pub async fn run(
         .into_iter()
         .map(|(p, _)| p)
         .collect();
+        // Claude Code's first message; fields of ours follow.
         emit(json!({
-            "type": "init", "session_id": session.id, "provider": provider_id, "model": model,
-            "cwd": config.workspace, "tools": session.tool_names(),
+            "type": "system",
+            "subtype": "init",
+            "cwd": config.workspace,
+            "session_id": session.id,
+            "tools": session.tool_names(),
+            "mcp_servers": [],
+            "model": model,
+            "permissionMode": if config.yolo() { "bypassPermissions" } else { "default" },
+            "slash_commands": [],
+            "apiKeySource": "environment",
+            "output_style": "default",
+            "provider": provider_id,
             "instructions_files": instructions,
             "resumed": resume.is_some(),
             "context_window": session.context().1,
             "context_window_known": session.context().2,
         }));
     }
+    let envelopes = std::sync::Mutex::new(Envelopes::new(&emit, &session.id, &model, partial));
     // Calls the gate refused, as Claude Code's `permission_denials` lists them.
     let calls = std::sync::Mutex::new(std::collections::HashMap::<String, (String, String)>::new());
     let denials = std::sync::Mutex::new(Vec::<serde_json::Value>::new());
@@ -440,7 +453,9 @@ pub async fn run(
             _ => {}
         }
         if format == OutputFormat::StreamJson {
-            emit(serde_json::to_value(&ev).unwrap_or_default());
+            if let Ok(mut e) = envelopes.lock() {
+                e.on(&ev);
+            }
         } else if let AgentEvent::ToolResult { notices, .. } = &ev {
             // Hooks that failed: the person hears of it, the answer stays clean.
             for n in notices {
@@ -465,6 +480,9 @@ pub async fn run(
         }
     };
     let outcome = session.run_turn(prompt, &on_event, &cancel).await;
+    if let Ok(mut e) = envelopes.lock() {
+        e.flush();
+    }
 
     if let Some(e) = session.log().and_then(|l| l.error()) {
         eprintln!("agent: warning: {e}");
@@ -626,4 +644,192 @@ pub fn permissions_list(config: &Config) -> String {
         out.push_str(&format!("  {b}\n"));
     }
     out
+}
+
+/// Claude Code's stream-json messages, assembled from the turn's events:
+/// an `assistant` message per stretch of the model's output (text,
+/// thinking, tool calls; one id per response), a `user` message per batch
+/// of tool results, `system`/`compact_boundary` when the conversation is
+/// compacted. With `partial`, every event also goes out as it happens, in
+/// a `stream_event` envelope.
+struct Envelopes<'a> {
+    emit: &'a (dyn Fn(serde_json::Value) + Sync),
+    session_id: String,
+    model: String,
+    partial: bool,
+    /// The current response's id, and how many there were.
+    message: String,
+    responses: u64,
+    thinking: String,
+    text: String,
+    tool_uses: Vec<serde_json::Value>,
+    results: Vec<serde_json::Value>,
+    /// The latest response's usage.
+    usage: Option<crate::llm::Usage>,
+}
+
+impl<'a> Envelopes<'a> {
+    fn new(
+        emit: &'a (dyn Fn(serde_json::Value) + Sync),
+        session_id: &str,
+        model: &str,
+        partial: bool,
+    ) -> Self {
+        Envelopes {
+            emit,
+            session_id: session_id.to_string(),
+            model: model.to_string(),
+            partial,
+            message: String::new(),
+            responses: 0,
+            thinking: String::new(),
+            text: String::new(),
+            tool_uses: Vec::new(),
+            results: Vec::new(),
+            usage: None,
+        }
+    }
+
+    fn on(&mut self, ev: &AgentEvent) {
+        if self.partial {
+            (self.emit)(json!({
+                "type": "stream_event",
+                "event": serde_json::to_value(ev).unwrap_or_default(),
+                "session_id": self.session_id,
+                "parent_tool_use_id": null,
+            }));
+        }
+        match ev {
+            AgentEvent::TextDelta { text } => {
+                self.output_begins();
+                self.text.push_str(text);
+            }
+            AgentEvent::ThinkingDelta { text } => {
+                self.output_begins();
+                self.thinking.push_str(text);
+            }
+            // A broken response is asked for again: what it said is void.
+            AgentEvent::Withdrawn { .. } => {
+                self.text.clear();
+                self.thinking.clear();
+            }
+            // The response's own (a sub-agent's come while tools run).
+            AgentEvent::Usage { step, .. } if self.tool_uses.is_empty() => self.usage = Some(*step),
+            AgentEvent::Usage { .. } => {}
+            AgentEvent::ToolCall {
+                id,
+                name,
+                arguments,
+                ..
+            } => {
+                self.output_begins();
+                self.tool_uses.push(json!({
+                    "type": "tool_use",
+                    "id": id,
+                    "name": name,
+                    "input": serde_json::from_str::<serde_json::Value>(arguments)
+                        .unwrap_or_else(|_| serde_json::Value::String(arguments.clone())),
+                }));
+            }
+            AgentEvent::ToolResult {
+                id,
+                content,
+                is_error,
+                ..
+            } => {
+                self.flush_assistant();
+                self.results.push(json!({
+                    "type": "tool_result",
+                    "tool_use_id": id,
+                    "content": content,
+                    "is_error": is_error,
+                }));
+            }
+            AgentEvent::Compacted {
+                before,
+                after,
+                truncated,
+                reason,
+            } => {
+                self.flush();
+                (self.emit)(json!({
+                    "type": "system",
+                    "subtype": "compact_boundary",
+                    "session_id": self.session_id,
+                    "compact_metadata": {
+                        "trigger": if reason.contains("/compact") { "manual" } else { "auto" },
+                        "pre_tokens": before,
+                        "post_tokens": after,
+                        "truncated": truncated,
+                    },
+                }));
+            }
+            AgentEvent::Retrying { .. }
+            | AgentEvent::ToolProgress { .. }
+            | AgentEvent::Context { .. } => {}
+        }
+    }
+
+    /// The model says something: a new response if results came between.
+    fn output_begins(&mut self) {
+        if !self.results.is_empty() || self.message.is_empty() {
+            self.flush_user();
+            self.responses += 1;
+            self.message = format!("msg_{}_{}", self.session_id, self.responses);
+        }
+    }
+
+    fn flush_assistant(&mut self) {
+        let mut content = Vec::new();
+        if !self.thinking.is_empty() {
+            content
+                .push(json!({"type": "thinking", "thinking": std::mem::take(&mut self.thinking)}));
+        }
+        if !self.text.is_empty() {
+            content.push(json!({"type": "text", "text": std::mem::take(&mut self.text)}));
+        }
+        content.append(&mut self.tool_uses);
+        if content.is_empty() {
+            return;
+        }
+        let usage = self.usage.unwrap_or_default();
+        (self.emit)(json!({
+            "type": "assistant",
+            "message": {
+                "id": self.message,
+                "type": "message",
+                "role": "assistant",
+                "model": self.model,
+                "content": content,
+                "stop_reason": null,
+                "stop_sequence": null,
+                "usage": {
+                    "input_tokens": usage.input_tokens,
+                    "output_tokens": usage.output_tokens,
+                    "cache_creation_input_tokens": usage.cache_write_tokens,
+                    "cache_read_input_tokens": usage.cache_read_tokens,
+                },
+            },
+            "parent_tool_use_id": null,
+            "session_id": self.session_id,
+        }));
+    }
+
+    fn flush_user(&mut self) {
+        if self.results.is_empty() {
+            return;
+        }
+        (self.emit)(json!({
+            "type": "user",
+            "message": {"role": "user", "content": std::mem::take(&mut self.results)},
+            "parent_tool_use_id": null,
+            "session_id": self.session_id,
+        }));
+    }
+
+    /// The turn ended (or compaction replaced it): what is held goes out.
+    fn flush(&mut self) {
+        self.flush_assistant();
+        self.flush_user();
+    }
 }

@@ -201,6 +201,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         headless::ModelFacts::of(&resolved),
         &prompt,
         cli.output_format,
+        cli.include_partial_messages,
         resume,
     )
     .await;
@@ -296,10 +297,10 @@ fn read_prompt(cli: &Cli) -> anyhow::Result<Option<String>> {
         Some("-") => true,
         // `-p` alone: the prompt is the positional argument, or stdin.
         Some("") => match &cli.initial {
-            Some(p) => return non_empty(p.clone()).map(Some),
+            Some(p) => return with_piped_input(non_empty(p.clone())?).map(Some),
             None => true,
         },
-        Some(p) => return non_empty(p.to_string()).map(Some),
+        Some(p) => return with_piped_input(non_empty(p.to_string())?).map(Some),
         None => cli.initial.is_none() && !std::io::stdin().is_terminal(),
     };
     if !from_stdin {
@@ -311,6 +312,33 @@ fn read_prompt(cli: &Cli) -> anyhow::Result<Option<String>> {
         .context("cannot read the prompt from standard input")?;
     non_empty(text).map(Some)
 }
+
+/// Piped input goes before the prompt, as context (Claude Code's
+/// `cat log | claude -p "explain"`); a terminal is not read.
+fn with_piped_input(prompt: String) -> anyhow::Result<String> {
+    if std::io::stdin().is_terminal() {
+        return Ok(prompt);
+    }
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(MAX_PIPED + 1)
+        .read_to_end(&mut bytes)
+        .context("cannot read the input piped to agent")?;
+    if bytes.len() as u64 > MAX_PIPED {
+        bail!(
+            "the input piped to agent is over {} MiB; pass a smaller part, or name the file in the prompt so the agent reads what it needs",
+            MAX_PIPED >> 20
+        );
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    if text.trim().is_empty() {
+        return Ok(prompt);
+    }
+    Ok(format!("{}\n\n{prompt}", text.trim_end()))
+}
+
+/// Piped input larger than this is refused (it would fill the context).
+const MAX_PIPED: u64 = 8 << 20;
 
 fn non_empty(p: String) -> anyhow::Result<String> {
     if p.trim().is_empty() {

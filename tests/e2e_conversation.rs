@@ -398,9 +398,56 @@ fn json_and_stream_json_outputs() {
         &["--output-format", "stream-json"],
     );
     run.assert_ok();
-    let events = run.json_lines();
+    // Claude Code's messages: init, the assistant's, the tool results, result.
+    let lines = run.json_lines();
+    let kinds: Vec<&str> = lines.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        ["system", "assistant", "user", "assistant", "result"]
+    );
+    let sid = lines[4]["session_id"].as_str().unwrap();
+    assert_eq!(lines[0]["subtype"], "init");
+    assert_eq!(lines[0]["session_id"], sid);
+    assert_eq!(lines[0]["model"], "mock-1");
+    assert_eq!(lines[0]["permissionMode"], "default");
+    assert!(lines[0]["tools"].as_array().unwrap().contains(&json!("ls")));
+    assert_eq!(lines[1]["message"]["role"], "assistant");
+    assert_eq!(
+        lines[1]["message"]["content"],
+        json!([{"type": "text", "text": "Hi"}, {"type": "tool_use", "id": "c", "name": "ls", "input": {"path": "src"}}])
+    );
+    assert_eq!(lines[1]["session_id"], sid);
+    assert_eq!(
+        lines[2]["message"],
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c", "content": "src/\n  lib.rs\n  main.rs\n", "is_error": false}]})
+    );
+    assert_eq!(
+        lines[3]["message"]["content"],
+        json!([{"type": "text", "text": "fine"}])
+    );
+    assert_ne!(lines[1]["message"]["id"], lines[3]["message"]["id"]);
+    assert_eq!(lines[4]["result"], "fine");
+
+    // Every event as it happens, in `stream_event` messages, on request.
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools(vec![call("c", "ls", json!({"path": "src"}))]).with_text("Hi")),
+        Step::Reply(Reply::text("fine")),
+    ]);
+    let run = p.run(
+        &mock,
+        Wire::OpenAi,
+        "q",
+        &[
+            "--output-format",
+            "stream-json",
+            "--include-partial-messages",
+        ],
+    );
+    run.assert_ok();
+    assert!(run.json_lines().iter().any(|l| l["type"] == "stream_event"));
+    let events = run.events();
     let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
-    assert_eq!(kinds.first(), Some(&"init"));
+    assert_eq!(kinds.first(), Some(&"system"));
     assert_eq!(kinds.last(), Some(&"result"));
     let text: String = events
         .iter()
@@ -449,6 +496,24 @@ fn prompt_from_stdin() {
     assert_eq!(
         mock.requests()[0].body["messages"][1]["content"],
         "from stdin\n"
+    );
+}
+
+#[test]
+fn piped_input_goes_before_the_prompt() {
+    // Claude Code's `cat log | claude -p "explain"`.
+    let p = demo();
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("explained"))]);
+    let out = run_piped(&p, &mock, &["-p", "explain"], b"line 1\nERROR 42\n");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "explained\n");
+    assert_eq!(
+        mock.requests()[0].body["messages"][1]["content"],
+        "line 1\nERROR 42\n\nexplain"
     );
 }
 

@@ -91,10 +91,19 @@ fn broken_stream_after_text_was_shown_is_retried_and_the_text_withdrawn() {
             Step::DropMidStream(Reply::text("a long answer that breaks off")),
             Step::Reply(Reply::text("the answer, whole")),
         ]);
-        let run = p.run(&mock, wire, "go", &["--output-format", "stream-json"]);
+        let run = p.run(
+            &mock,
+            wire,
+            "go",
+            &[
+                "--output-format",
+                "stream-json",
+                "--include-partial-messages",
+            ],
+        );
         run.assert_ok();
         assert_eq!(mock.requests().len(), 2, "{wire:?}");
-        let lines = run.json_lines();
+        let lines = run.events();
         let kinds: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
         let withdrawn = kinds.iter().position(|k| *k == "withdrawn").unwrap();
         assert!(

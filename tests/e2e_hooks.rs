@@ -221,12 +221,17 @@ fn failing_hooks_do_not_block_and_are_reported() {
         &mock,
         Wire::OpenAi,
         "go",
-        &["--yolo", "--output-format", "stream-json"],
+        &[
+            "--yolo",
+            "--output-format",
+            "stream-json",
+            "--include-partial-messages",
+        ],
     );
     run.assert_ok();
     assert!(result_texts(&mock.requests()[1])[0].contains("ran-anyway"));
     let result = run
-        .json_lines()
+        .events()
         .into_iter()
         .find(|l| l["type"] == "tool_result")
         .unwrap();

@@ -110,9 +110,18 @@ fn pings_after_some_text_do_not_hold_the_stream_open() {
             Step::PingsAfter(Reply::text("a first answer that stalls")),
             Step::Reply(Reply::text("a second answer, whole")),
         ]);
-        let run = p.run(&mock, wire, "go", &["--output-format", "stream-json"]);
+        let run = p.run(
+            &mock,
+            wire,
+            "go",
+            &[
+                "--output-format",
+                "stream-json",
+                "--include-partial-messages",
+            ],
+        );
         run.assert_ok();
-        let lines = run.json_lines();
+        let lines = run.events();
         let retry = lines.iter().find(|l| l["type"] == "retrying").unwrap();
         assert!(
             retry["reason"]

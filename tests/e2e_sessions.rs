@@ -202,8 +202,12 @@ fn a_long_task_is_compacted_and_no_request_outgrows_the_window() {
         let last = mock.requests().last().unwrap().clone();
         let results = support::project::result_texts(&last);
         assert!(results[1].contains("use `view` first"), "{results:?}");
+        // Claude Code's mark of a compaction in stream-json.
         let events = run.json_lines();
-        let compactions = events.iter().filter(|e| e["type"] == "compacted").count();
+        let compactions = events
+            .iter()
+            .filter(|e| e["type"] == "system" && e["subtype"] == "compact_boundary")
+            .count();
         assert!(compactions >= 1, "no compaction: {}", run.stdout);
         assert_eq!(events.last().unwrap()["result"], "all read");
         for r in mock.requests() {

@@ -139,7 +139,16 @@ fn run_shape(p: &Project, shape: &Shape, wire: Wire, chunk: usize) -> (MockLlm, 
         script.push(Step::Reply(Reply::text("done")));
     }
     let mock = MockLlm::start(script);
-    let run = p.run(&mock, wire, "go", &["--output-format", "stream-json"]);
+    let run = p.run(
+        &mock,
+        wire,
+        "go",
+        &[
+            "--output-format",
+            "stream-json",
+            "--include-partial-messages",
+        ],
+    );
     (mock, run)
 }
 
@@ -164,7 +173,7 @@ fn every_recorded_shape_decodes_over_its_wire() {
                 format!("{} in {chunk}-byte chunks", shape.name)
             };
             run.assert_ok();
-            let lines = run.json_lines();
+            let lines = run.events();
             // The first round trip: up to its usage.
             let first = lines.iter().position(|l| l["type"] == "usage").unwrap();
             assert_eq!(joined(&lines[..first], "text_delta"), shape.text, "{at}");

@@ -57,7 +57,11 @@ fn child_searches_and_reads_and_only_its_report_comes_back() {
         &mock,
         Wire::OpenAi,
         "find load_config",
-        &["--output-format", "stream-json"],
+        &[
+            "--output-format",
+            "stream-json",
+            "--include-partial-messages",
+        ],
     );
     run.assert_ok();
     let reqs = mock.requests();
@@ -95,7 +99,7 @@ fn child_searches_and_reads_and_only_its_report_comes_back() {
     assert!(tool_names(&reqs[0].body).contains(&"agent".to_string()));
 
     // Progress: the child's steps were reported under the parent's call.
-    let lines = run.json_lines();
+    let lines = run.events();
     let steps: Vec<&str> = lines
         .iter()
         .filter(|l| l["type"] == "tool_progress")

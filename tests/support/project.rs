@@ -140,6 +140,21 @@ impl Run {
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
     }
+
+    /// A stream-json run's lines with each `stream_event` (from
+    /// `--include-partial-messages`) replaced by the event it carries.
+    pub fn events(&self) -> Vec<Value> {
+        self.json_lines()
+            .into_iter()
+            .map(|l| {
+                if l["type"] == "stream_event" {
+                    l["event"].clone()
+                } else {
+                    l
+                }
+            })
+            .collect()
+    }
 }
 
 /// A tool result as the model received it.
