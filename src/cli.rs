@@ -56,9 +56,29 @@ pub struct Cli {
     #[arg(short = 'C', long = "cwd", value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
-    /// Maximum model round trips in one turn.
-    #[arg(long, value_name = "N")]
+    /// Maximum model round trips in one turn (`--max-turns`, as Claude
+    /// Code names it).
+    #[arg(long, visible_alias = "max-turns", value_name = "N")]
     pub max_steps: Option<u32>,
+
+    /// Rules of calls allowed without a question, in the config's syntax
+    /// (`"Bash(git log:*)" Read "edit(src/**)"`; commas or spaces between).
+    #[arg(long = "allowedTools", visible_alias = "allowed-tools", value_name = "RULES", num_args = 1..)]
+    pub allowed_tools: Vec<String>,
+
+    /// Rules of calls refused (`"Bash(rm:*)" WebFetch`), as deny rules.
+    #[arg(long = "disallowedTools", visible_alias = "disallowed-tools", value_name = "RULES", num_args = 1..)]
+    pub disallowed_tools: Vec<String>,
+
+    /// Text added to the end of the system prompt.
+    #[arg(long, value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
+
+    /// Claude Code's permission modes: `default`; `acceptEdits` (edits in
+    /// the project without a question); `plan` (no edits); and
+    /// `bypassPermissions` (as --yolo).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub permission_mode: Option<PermissionMode>,
 
     /// Run every tool call without asking (deny rules and banned commands
     /// still apply, and so does the sandbox).
@@ -175,6 +195,29 @@ pub enum PermissionsAction {
     },
     /// The effective rules and banned commands, and where each came from.
     List,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PermissionMode {
+    #[value(name = "default")]
+    Default,
+    #[value(name = "acceptEdits")]
+    AcceptEdits,
+    #[value(name = "plan")]
+    Plan,
+    #[value(name = "bypassPermissions")]
+    BypassPermissions,
+}
+
+impl PermissionMode {
+    /// The rules the mode stands for: (allow, deny).
+    pub fn rules(self) -> (&'static [&'static str], &'static [&'static str]) {
+        match self {
+            PermissionMode::Default | PermissionMode::BypassPermissions => (&[], &[]),
+            PermissionMode::AcceptEdits => (&["edit(**)", "write(**)"], &[]),
+            PermissionMode::Plan => (&[], &["edit", "write"]),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -146,7 +146,7 @@ pub fn new_session_with(
     if let Some(mcp) = &surface.context().mcp {
         mcp.start(surface.external(), surface.names());
     }
-    let (system, _) = {
+    let (mut system, _) = {
         let rules = config.rule_set();
         system_prompt(
             &config.workspace,
@@ -154,6 +154,10 @@ pub fn new_session_with(
             &|p| rules.denies_read(p),
         )
     };
+    if let Some(extra) = &config.append_system_prompt {
+        system.push_str("\n\n");
+        system.push_str(extra);
+    }
     let (provider_id, model) = {
         let (p, m) = provider.describe();
         (p.to_string(), m.to_string())

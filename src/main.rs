@@ -8,6 +8,7 @@ use clap::Parser;
 
 use agent::cli::{Cli, Command, McpAction, PermissionsAction};
 use agent::config::{Config, Overrides, Paths};
+use agent::permission::RuleList;
 use agent::{headless, llm};
 
 fn main() -> ExitCode {
@@ -53,11 +54,21 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         model: cli.model.clone(),
         base_url: cli.base_url.clone(),
         max_steps: cli.max_steps,
-        yolo: cli.yolo,
+        yolo: cli.yolo
+            || cli.permission_mode == Some(agent::cli::PermissionMode::BypassPermissions),
         sandbox: cli.sandbox,
     };
     let overrides = flags.over(Overrides::from_env()?);
     let mut config = Config::load(Paths::from_env()?, &cwd, overrides)?;
+    config.add_flag_rules(RuleList::Allow, &cli.allowed_tools, "--allowedTools")?;
+    config.add_flag_rules(RuleList::Deny, &cli.disallowed_tools, "--disallowedTools")?;
+    if let Some(mode) = cli.permission_mode {
+        let (allow, deny) = mode.rules();
+        let owned = |r: &[&str]| r.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        config.add_flag_rules(RuleList::Allow, &owned(allow), "--permission-mode")?;
+        config.add_flag_rules(RuleList::Deny, &owned(deny), "--permission-mode")?;
+    }
+    config.append_system_prompt = cli.append_system_prompt.clone();
     agent::session::set_log_dir(&config.paths.data_dir);
     agent::tools::Journal::set_dir(config.paths.data_dir.join("writes"));
     let grant = matches!(cli.command, Some(Command::Trust { yes: true, .. }));

@@ -566,3 +566,96 @@ fn a_denied_call_is_listed_in_permission_denials() {
     assert_eq!(v["subtype"], "error_max_turns");
     assert_eq!(v["is_error"], true);
 }
+
+#[test]
+fn claude_code_permission_flags_map_onto_the_gate() {
+    let calls = || {
+        vec![
+            ("write", json!({"path": "new.txt", "content": "x\n"})),
+            ("bash", json!({"command": "touch made-by-touch"})),
+            ("bash", json!({"command": "rm README.md"})),
+        ]
+    };
+    // Headless without --yolo: what no rule allows is refused (nobody to ask).
+    let p = demo();
+    let r = support::project::rounds(
+        &p,
+        Wire::OpenAi,
+        calls(),
+        &[
+            "--permission-mode",
+            "acceptEdits",
+            "--allowedTools",
+            "Bash(touch:*)",
+            "--disallowedTools",
+            "Bash(rm:*), WebFetch",
+        ],
+    )
+    .1;
+    assert!(r[0].starts_with("Created `new.txt`"), "{}", r[0]);
+    assert!(p.root().join("made-by-touch").exists(), "{}", r[1]);
+    assert!(r[2].contains("--disallowedTools"), "{}", r[2]);
+    assert!(p.root().join("README.md").exists());
+
+    // Plan mode: no edits, even under bypassPermissions' sibling --yolo.
+    let p = demo();
+    let r = support::project::rounds(
+        &p,
+        Wire::OpenAi,
+        vec![("write", json!({"path": "new.txt", "content": "x\n"}))],
+        &["--permission-mode", "plan", "--yolo"],
+    )
+    .1;
+    assert!(r[0].contains("--permission-mode"), "{}", r[0]);
+    assert!(!p.root().join("new.txt").exists());
+}
+
+#[test]
+fn max_turns_and_append_system_prompt() {
+    let p = demo();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools(vec![call("a", "ls", json!({}))])),
+        Step::Reply(Reply::tools(vec![call("b", "ls", json!({"path": "src"}))])),
+        Step::Reply(Reply::text("never")),
+    ]);
+    let run = p.run(
+        &mock,
+        Wire::OpenAi,
+        "q",
+        &[
+            "--max-turns",
+            "1",
+            "--append-system-prompt",
+            "Always answer in French.",
+            "--output-format",
+            "json",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(v["subtype"], "error_max_turns", "{v}");
+    let system = mock.requests()[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(system.ends_with("\n\nAlways answer in French."), "{system}");
+}
+
+#[test]
+fn a_bad_rule_on_the_command_line_says_which_flag() {
+    let p = demo();
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("never"))]);
+    let run = p.run(
+        &mock,
+        Wire::OpenAi,
+        "q",
+        &["--allowedTools", "Bash(git log"],
+    );
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("--allowedTools: rule `Bash(git log` opens `(` but does not end with `)`"),
+        "{}",
+        run.stderr
+    );
+    assert!(mock.requests().is_empty());
+}

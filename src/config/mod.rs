@@ -168,6 +168,8 @@ pub struct Config {
     pub sources: Vec<PathBuf>,
     /// Permission rules with the file each came from, in load order.
     pub rules: Vec<(RuleList, String, PathBuf)>,
+    /// `--append-system-prompt`: added to the end of the system prompt.
+    pub append_system_prompt: Option<String>,
     /// Banned command prefixes (`sudo`, `apt-get install`...).
     pub banned: Vec<String>,
     pub home: Option<PathBuf>,
@@ -228,6 +230,7 @@ impl Config {
         let mut config = Config {
             paths,
             workspace,
+            append_system_prompt: None,
             max_steps: DEFAULT_MAX_STEPS,
             llm: LlmSettings::default(),
             providers: ProviderTable::builtin(),
@@ -598,6 +601,27 @@ impl Config {
     }
 
     /// The rules, parsed against this workspace.
+    /// Rules given on the command line (`--allowedTools`, a permission
+    /// mode): each checked now; several in one value are split at commas
+    /// and spaces outside parentheses.
+    pub fn add_flag_rules(
+        &mut self,
+        list: RuleList,
+        values: &[String],
+        flag: &str,
+    ) -> Result<(), ConfigError> {
+        for text in values.iter().flat_map(|v| split_rules(v)) {
+            Rule::parse(&text, list, flag, &self.workspace, self.home.as_deref()).map_err(
+                |message| ConfigError::Flag {
+                    flag: flag.to_string(),
+                    message,
+                },
+            )?;
+            self.rules.push((list, text, PathBuf::from(flag)));
+        }
+        Ok(())
+    }
+
     pub fn rule_set(&self) -> RuleSet {
         let mut set = RuleSet::default();
         for (list, text, source) in &self.rules {
@@ -704,6 +728,8 @@ pub enum ConfigError {
     },
     #[error("environment variable {name}: {message}")]
     Env { name: String, message: String },
+    #[error("{flag}: {message}")]
+    Flag { flag: String, message: String },
     #[error("cannot use {} as the project directory: {source}", dir.display())]
     Workspace {
         dir: PathBuf,
@@ -730,6 +756,32 @@ pub enum ConfigError {
     Provider { provider: String, message: String },
     #[error("{0}")]
     NoProvider(String),
+}
+
+/// `"Bash(git log:*) Read, Edit"` → the three rules.
+fn split_rules(value: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut depth = 0usize;
+    for c in value.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth == 0 && (c == ',' || c.is_whitespace()) {
+            if !current.trim().is_empty() {
+                out.push(current.trim().to_string());
+            }
+            current.clear();
+        } else {
+            current.push(c);
+        }
+    }
+    if !current.trim().is_empty() {
+        out.push(current.trim().to_string());
+    }
+    out
 }
 
 #[cfg(test)]
