@@ -31,6 +31,12 @@ pub struct Cli {
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output_format: OutputFormat,
 
+    /// Where a headless run's prompts come from: the prompt, or one user
+    /// message per line of stdin as JSON (`stream-json`, Claude Code's
+    /// form), each a turn of the same session.
+    #[arg(long, value_enum, default_value_t = InputFormat::Text)]
+    pub input_format: InputFormat,
+
     /// With `--output-format stream-json`: also every event as it happens
     /// (text deltas, tool calls, retries, compaction), each in a
     /// `stream_event` message, as Claude Code names the option.
@@ -218,6 +224,12 @@ impl PermissionMode {
             PermissionMode::Plan => (&[], &["edit", "write"]),
         }
     }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    Text,
+    StreamJson,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -10,11 +10,20 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{AgentEvent, NobodyToAsk, Session, SubAgents, TurnError, system_prompt};
-use crate::cli::OutputFormat;
+use crate::cli::{InputFormat, OutputFormat};
 use crate::config::Config;
 use crate::llm::Provider;
 use crate::permission::{Answer, ApprovalRequest, Approver, Gate, GateConfig, Responder, Risk};
 use crate::tools::{Surface, ToolContext, Workspace};
+
+/// How a headless run reads and writes.
+#[derive(Debug, Clone, Copy)]
+pub struct Io {
+    pub output: OutputFormat,
+    /// `--include-partial-messages`.
+    pub partial: bool,
+    pub input: InputFormat,
+}
 
 /// Exit code for a run stopped by Ctrl-C, as shells report SIGINT.
 pub const EXIT_CANCELLED: u8 = 130;
@@ -356,10 +365,14 @@ pub async fn run(
     provider: Arc<dyn Provider>,
     facts: ModelFacts,
     prompt: &str,
-    format: OutputFormat,
-    partial: bool,
+    io: Io,
     resume: Option<crate::session::Loaded>,
 ) -> u8 {
+    let Io {
+        output: format,
+        partial,
+        input,
+    } = io;
     let started = Instant::now();
     let cancel = CancellationToken::new();
     let on_interrupt = cancel.clone();
@@ -483,13 +496,30 @@ pub async fn run(
             }
         }
     };
-    let outcome = session.run_turn(prompt, &on_event, &cancel).await;
-    if let Ok(mut e) = envelopes.lock() {
-        e.flush();
-    }
-
-    if let Some(e) = session.log().and_then(|l| l.error()) {
-        eprintln!("agent: warning: {e}");
+    // One turn, or one per user message read from stdin (stream-json).
+    let mut prompts = Prompts::new(prompt, input);
+    let mut code = 0;
+    while let Some(next) = prompts.next().await {
+        let prompt = match next {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("agent: {e}");
+                code = 1;
+                break;
+            }
+        };
+        let outcome = session.run_turn(&prompt, &on_event, &cancel).await;
+        if let Ok(mut e) = envelopes.lock() {
+            e.flush();
+        }
+        if let Some(e) = session.log().and_then(|l| l.error()) {
+            eprintln!("agent: warning: {e}");
+        }
+        let denials = std::mem::take(&mut *denials.lock().unwrap_or_else(|p| p.into_inner()));
+        code = report(&session, &outcome, format, denials, started, &emit);
+        if matches!(outcome, Err(TurnError::Cancelled)) {
+            break;
+        }
     }
 
     // Language servers get a clean shutdown (and are killed if they hang).
@@ -499,15 +529,30 @@ pub async fn run(
     if let Some(mcp) = session.surface().context().mcp.clone() {
         let _ = tokio::time::timeout(std::time::Duration::from_secs(3), mcp.shutdown()).await;
     }
+    code
+}
+
+/// The result of one turn, printed as `format` asks; its exit code.
+fn report(
+    session: &Session,
+    outcome: &Result<String, TurnError>,
+    format: OutputFormat,
+    denials: Vec<serde_json::Value>,
+    started: Instant,
+    emit: &dyn Fn(serde_json::Value),
+) -> u8 {
+    let (provider_id, model) = {
+        let (p, m) = session.provider().describe();
+        (p.to_string(), m.to_string())
+    };
     let usage = session.usage();
     // Claude Code's names: `success`, `error_max_turns`, `error_during_execution`.
-    let subtype = match &outcome {
+    let subtype = match outcome {
         Ok(_) => "success",
         Err(TurnError::StepLimit(_)) => "error_max_turns",
         Err(_) => "error_during_execution",
     };
-    let denials = denials.into_inner().unwrap_or_default();
-    let (code, result, error) = match &outcome {
+    let (code, result, error) = match outcome {
         Ok(text) => (0, text.clone(), None),
         Err(TurnError::Cancelled) => (
             EXIT_CANCELLED,
@@ -836,4 +881,71 @@ impl<'a> Envelopes<'a> {
         self.flush_assistant();
         self.flush_user();
     }
+}
+
+/// Where a headless run's prompts come from: the one it was given, or
+/// (`--input-format stream-json`) one per user message on stdin, as
+/// Claude Code reads them: `{"type":"user","message":{"role":"user",
+/// "content": "..." or [{"type":"text","text":"..."}]}}`.
+enum Prompts {
+    One(Option<String>),
+    Stream(tokio::io::Lines<tokio::io::BufReader<tokio::io::Stdin>>),
+}
+
+impl Prompts {
+    fn new(prompt: &str, input: InputFormat) -> Prompts {
+        use tokio::io::AsyncBufReadExt;
+        match input {
+            InputFormat::Text => Prompts::One(Some(prompt.to_string())),
+            InputFormat::StreamJson => {
+                Prompts::Stream(tokio::io::BufReader::new(tokio::io::stdin()).lines())
+            }
+        }
+    }
+
+    async fn next(&mut self) -> Option<Result<String, String>> {
+        match self {
+            Prompts::One(p) => p.take().map(Ok),
+            Prompts::Stream(lines) => loop {
+                let line = match lines.next_line().await {
+                    Ok(Some(l)) => l,
+                    Ok(None) => return None,
+                    Err(e) => return Some(Err(format!("cannot read standard input: {e}"))),
+                };
+                if line.trim().is_empty() {
+                    continue;
+                }
+                return Some(user_message(&line));
+            },
+        }
+    }
+}
+
+/// The text of one stream-json user message.
+fn user_message(line: &str) -> Result<String, String> {
+    let bad = |why: &str| {
+        format!(
+            "{why} in the input (--input-format stream-json): each line must be {{\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"...\"}}}}; got: {}",
+            crate::tools::cut_line(line, 200)
+        )
+    };
+    let v: serde_json::Value =
+        serde_json::from_str(line).map_err(|e| bad(&format!("not JSON ({e})")))?;
+    if v["type"] != "user" {
+        return Err(bad("a message that is not of type `user`"));
+    }
+    let text = match &v["message"]["content"] {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b["type"] == "text")
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => return Err(bad("a user message without content")),
+    };
+    if text.trim().is_empty() {
+        return Err(bad("an empty user message"));
+    }
+    Ok(text)
 }

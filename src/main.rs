@@ -211,8 +211,11 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         provider,
         headless::ModelFacts::of(&resolved),
         &prompt,
-        cli.output_format,
-        cli.include_partial_messages,
+        headless::Io {
+            output: cli.output_format,
+            partial: cli.include_partial_messages,
+            input: cli.input_format,
+        },
         resume,
     )
     .await;
@@ -304,6 +307,13 @@ fn print_out(text: &str) {
 
 /// The prompt from `-p`, `-p -` (stdin) or piped stdin; `None` means interactive.
 fn read_prompt(cli: &Cli) -> anyhow::Result<Option<String>> {
+    // The prompts are the user messages on stdin, read turn by turn.
+    if cli.input_format == agent::cli::InputFormat::StreamJson {
+        if cli.prompt.is_none() {
+            bail!("--input-format stream-json is for a headless run: add -p");
+        }
+        return Ok(Some(String::new()));
+    }
     let from_stdin = match cli.prompt.as_deref() {
         Some("-") => true,
         // `-p` alone: the prompt is the positional argument, or stdin.

@@ -479,7 +479,8 @@ fn run_piped(p: &Project, mock: &MockLlm, extra: &[&str], input: &[u8]) -> std::
     .args(extra)
     .env("OPENAI_API_KEY", "k")
     .stdin(std::process::Stdio::piped())
-    .stdout(std::process::Stdio::piped());
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     use std::io::Write;
     child.stdin.take().unwrap().write_all(input).unwrap();
@@ -656,6 +657,84 @@ fn a_bad_rule_on_the_command_line_says_which_flag() {
             .contains("--allowedTools: rule `Bash(git log` opens `(` but does not end with `)`"),
         "{}",
         run.stderr
+    );
+    assert!(mock.requests().is_empty());
+}
+
+#[test]
+fn user_messages_on_stdin_are_turns_of_one_session() {
+    // Claude Code's `--input-format stream-json`: one user message a line.
+    let p = demo();
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::text("first answer")),
+        Step::Reply(Reply::text("second answer")),
+    ]);
+    let input = concat!(
+        r#"{"type":"user","message":{"role":"user","content":"first question"}}"#,
+        "\n",
+        r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"second question"}]}}"#,
+        "\n"
+    );
+    let out = run_piped(
+        &p,
+        &mock,
+        &[
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ],
+        input.as_bytes(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let results: Vec<&serde_json::Value> = lines.iter().filter(|l| l["type"] == "result").collect();
+    assert_eq!(results.len(), 2, "{lines:?}");
+    assert_eq!(results[0]["result"], "first answer");
+    assert_eq!(results[1]["result"], "second answer");
+    assert_eq!(results[0]["session_id"], results[1]["session_id"]);
+    // The second turn carries the first.
+    let second = &mock.requests()[1].body["messages"];
+    let texts: Vec<String> = second
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].to_string())
+        .collect();
+    assert!(
+        texts.iter().any(|t| t.contains("first question")),
+        "{texts:?}"
+    );
+    assert!(
+        texts.iter().any(|t| t.contains("first answer")),
+        "{texts:?}"
+    );
+    assert!(
+        texts.last().unwrap().contains("second question"),
+        "{texts:?}"
+    );
+
+    // A line that is not a user message stops the run, saying why.
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("never"))]);
+    let out = run_piped(
+        &p,
+        &mock,
+        &["-p", "--input-format", "stream-json"],
+        b"hello\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not JSON"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
     assert!(mock.requests().is_empty());
 }
