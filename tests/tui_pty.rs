@@ -263,3 +263,41 @@ fn a_session_grant_on_an_append_covers_the_next_append_to_that_file() {
         "(no output)\n[exit code 0]"
     );
 }
+
+#[test]
+fn the_external_editor_round_trip_keeps_the_agent_and_the_draft() {
+    let p = Project::new();
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("Got the edited draft."))]);
+    // An "editor" that appends to the draft it is given.
+    let editor = p.scratch().join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nprintf ' and more from the editor' >> \"$1\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let editor = editor.display().to_string();
+    let mut tui = Tui::start_env(
+        &p,
+        &mock.openai_base(),
+        &["--trust-project"],
+        &[("VISUAL", editor.as_str())],
+    );
+    tui.wait_for("Enter sends");
+    tui.send("my draft");
+    tui.wait_for("my draft");
+    tui.send("\x07"); // Ctrl+G
+    tui.wait_for("my draft and more from the editor");
+    std::thread::sleep(Duration::from_millis(2500));
+    assert!(
+        tui.alive(),
+        "the agent died after the editor:\n{}",
+        tui.text()
+    );
+    tui.send("\r");
+    tui.wait_for("Got the edited draft.");
+    let asked = &mock.requests()[0].body["messages"];
+    let last = asked.as_array().unwrap().last().unwrap();
+    assert_eq!(last["content"], "my draft and more from the editor");
+}

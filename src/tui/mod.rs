@@ -168,7 +168,14 @@ pub async fn run(
                         .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
                     terminal = enter()?;
                     events = Some(EventStream::new());
-                    terminal.clear()?;
+                    // Not `terminal.clear()`: it asks the terminal where
+                    // the cursor is, and an answer lost while the editor
+                    // had the terminal ended the agent. The new terminal
+                    // draws every cell; the screen is cleared first.
+                    crossterm::execute!(
+                        std::io::stdout(),
+                        crossterm::terminal::Clear(crossterm::terminal::ClearType::All)
+                    )?;
                     match edited {
                         Ok(text) => {
                             app.composer.clear();

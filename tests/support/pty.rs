@@ -26,6 +26,11 @@ impl Tui {
 
     /// `agent` with `extra` arguments.
     pub fn start_with(p: &Project, base: &str, extra: &[&str]) -> Tui {
+        Tui::start_env(p, base, extra, &[])
+    }
+
+    /// `agent` with `extra` arguments and environment variables.
+    pub fn start_env(p: &Project, base: &str, extra: &[&str], env: &[(&str, &str)]) -> Tui {
         let pty = native_pty_system()
             .openpty(PtySize {
                 rows: ROWS,
@@ -50,6 +55,9 @@ impl Tui {
             ("GIT_COMMITTER_NAME", "t".into()),
             ("GIT_COMMITTER_EMAIL", "t@t".into()),
         ] {
+            cmd.env(k, v);
+        }
+        for (k, v) in env {
             cmd.env(k, v);
         }
         let child = pty.slave.spawn_command(cmd).unwrap();
@@ -106,6 +114,11 @@ impl Tui {
 
     pub fn pid(&self) -> Option<u32> {
         self.child.process_id()
+    }
+
+    /// Whether the program is still running.
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
     }
 }
 
