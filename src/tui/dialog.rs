@@ -117,44 +117,43 @@ impl Dialog {
             Risk::Medium => Color::Yellow,
             Risk::High => Color::Red,
         };
-        let mut lines: Vec<Line<'static>> = Vec::new();
-        let mut push = |l: Line<'static>| lines.extend(wrap(&l, inner));
-        push(Line::from(vec![Span::styled(
+        let wrapped = |l: Line<'static>| wrap(&l, inner);
+        // The head: what is asked, its risk, what a session grant covers.
+        let mut head: Vec<Line<'static>> = wrapped(Line::from(vec![Span::styled(
             r.description.clone(),
             Style::default().add_modifier(Modifier::BOLD),
         )]));
-        push(Line::from(vec![
+        head.extend(wrapped(Line::from(vec![
             Span::raw("risk: "),
             Span::styled(
                 r.risk.level.to_string(),
                 theme.fg(risk_color).add_modifier(Modifier::BOLD),
             ),
             Span::raw(format!(" ({})", r.risk.reason)),
-        ]));
+        ])));
         if r.choices.contains(&Choice::Session) {
-            push(Line::from(Span::styled(
+            head.extend(wrapped(Line::from(Span::styled(
                 format!("for this session: {}", r.scope),
                 theme.fg(Color::DarkGray),
-            )));
+            ))));
         }
-        if let Some(diff) = &r.diff {
-            push(Line::default());
-            for l in diff
-                .lines()
-                .filter(|l| !l.starts_with("---") && !l.starts_with("+++"))
-                .skip(self.scroll as usize)
-                .take(12)
-            {
+        let diff: Vec<Line<'static>> = r
+            .diff
+            .iter()
+            .flat_map(|d| d.lines())
+            .filter(|l| !l.starts_with("---") && !l.starts_with("+++"))
+            .skip(self.scroll as usize)
+            .take(12)
+            .flat_map(|l| {
                 let style = match l.chars().next() {
                     Some('+') => theme.fg(Color::Green),
                     Some('-') => theme.fg(Color::Red),
                     Some('@') => theme.fg(Color::Cyan),
                     _ => Style::default(),
                 };
-                push(Line::from(Span::styled(l.to_string(), style)));
-            }
-        }
-        push(Line::default());
+                wrapped(Line::from(Span::styled(l.to_string(), style)))
+            })
+            .collect();
         let keys = match (&self.reason, self.armed(now)) {
             (Some(reason), _) => {
                 format!("reason for denying (Enter sends, Esc sends none): {reason}▏")
@@ -172,16 +171,37 @@ impl Dialog {
                 .collect::<Vec<_>>()
                 .join("   "),
         };
-        push(Line::from(Span::styled(
+        let mut tail: Vec<Line<'static>> = wrapped(Line::from(Span::styled(
             keys,
             Style::default().add_modifier(Modifier::BOLD),
         )));
         if waiting > 0 {
-            push(Line::from(Span::styled(
+            tail.extend(wrapped(Line::from(Span::styled(
                 format!("{waiting} more waiting"),
                 theme.fg(Color::DarkGray),
-            )));
+            ))));
         }
+        // The keys always show, then the head's first line; the diff takes
+        // what room is left and says how much it leaves out.
+        let room = area.height.saturating_sub(2) as usize;
+        let for_head = room.saturating_sub(tail.len()).max(1).min(head.len());
+        let mut lines: Vec<Line<'static>> = head.into_iter().take(for_head).collect();
+        let left = room.saturating_sub(tail.len() + lines.len());
+        if !diff.is_empty() && left >= 3 {
+            let shown = diff.len().min(left - 2);
+            lines.push(Line::default());
+            lines.extend(diff.iter().take(shown).cloned());
+            if shown < diff.len() {
+                lines.push(Line::from(Span::styled(
+                    format!("… {} more lines (↑/↓ scroll)", diff.len() - shown),
+                    theme.fg(Color::DarkGray),
+                )));
+            }
+        }
+        if room > lines.len() + tail.len() {
+            lines.push(Line::default());
+        }
+        lines.extend(tail);
         let height = (lines.len() as u16 + 2).min(area.height);
         let rect = Rect {
             x: area.x + (area.width.saturating_sub(width)) / 2,

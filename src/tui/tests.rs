@@ -286,6 +286,28 @@ async fn dialog_at_each_risk_level() {
     }
 }
 
+#[tokio::test]
+async fn a_small_terminal_never_hides_the_dialogs_keys() {
+    let long_diff: String = std::iter::once("@@ -1,30 +1,30 @@\n".to_string())
+        .chain((0..30).map(|i| format!("+line {i}\n")))
+        .collect();
+    for (w, h) in [(60, 20), (40, 20), (40, 12)] {
+        let (r, resp, _task) = request(Risk::Medium, Some(&long_diff)).await;
+        let mut a = app();
+        a.apply(UiEvent::Approval(r, resp));
+        let armed = Instant::now() + GRACE * 2;
+        let shown = screen(&mut a, w, h, armed);
+        let flat = shown.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains("[y] allow once"), "{w}x{h}:\n{shown}");
+        assert!(flat.contains("[n] deny"), "{w}x{h}:\n{shown}");
+        assert!(shown.contains("Allow edit?"), "{w}x{h}:\n{shown}");
+        assert!(flat.contains("edit src/main.rs"), "{w}x{h}:\n{shown}");
+        if h >= 20 {
+            assert!(flat.contains("more lines"), "{w}x{h}: the cut is not said:\n{shown}");
+        }
+    }
+}
+
 fn key(c: char) -> Event {
     Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
 }
