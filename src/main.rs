@@ -30,13 +30,16 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli)) {
+    let code = match runtime.block_on(run(cli)) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("agent: {e:#}");
             ExitCode::FAILURE
         }
-    }
+    };
+    // Blocking work still running (a tool's file walk) does not hold the exit.
+    runtime.shutdown_background();
+    code
 }
 
 async fn run(cli: Cli) -> anyhow::Result<u8> {
@@ -192,7 +195,8 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             },
         )
         .await;
-        let _ = cleaned.recv_timeout(CLEAN_WAIT);
+        // Quitting does not wait for the scan (long done, or harmless to end).
+        drop(cleaned);
         return code;
     };
     for note in config.ignored_notes() {

@@ -301,3 +301,36 @@ fn the_external_editor_round_trip_keeps_the_agent_and_the_draft() {
     let last = asked.as_array().unwrap().last().unwrap();
     assert_eq!(last["content"], "my draft and more from the editor");
 }
+
+#[test]
+fn quitting_while_an_answer_streams_does_not_wait() {
+    let p = Project::new();
+    // Half an answer, then silence: the turn is still running.
+    let mock = MockLlm::start(vec![Step::Stall(Reply::text(
+        "The first half of a long answer that never finishes streaming because the server stalls",
+    ))]);
+    let mut tui = Tui::start(&p, &mock.openai_base());
+    tui.wait_for("Enter sends");
+    tui.prompt("explain");
+    tui.wait_for("The first half");
+    tui.send("\x03");
+    tui.send("\x03");
+    let sent = std::time::Instant::now();
+    // Before, the agent froze for 3 s after the screen was given back;
+    // a liveness bound well under that, not a benchmark.
+    let deadline = sent + Duration::from_millis(2000);
+    while tui.alive() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(
+        !tui.alive(),
+        "still running {:?} after Ctrl+C twice",
+        sent.elapsed()
+    );
+    eprintln!("quit took {:?}", sent.elapsed());
+    assert!(
+        tui.text().contains("session") && tui.text().contains("--resume"),
+        "the way back is not printed:\n{}",
+        tui.text()
+    );
+}

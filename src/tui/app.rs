@@ -108,6 +108,8 @@ pub struct Status {
 
 pub struct App {
     cells: Vec<Cached>,
+    /// This session has a conversation (a prompt was sent or replayed).
+    pub talked: bool,
     tools: HashMap<String, usize>,
     pub composer: Composer,
     dialog: Option<Dialog>,
@@ -145,6 +147,7 @@ impl App {
     pub fn new(status: Status, theme: Theme) -> App {
         App {
             cells: Vec::new(),
+            talked: false,
             tools: HashMap::new(),
             composer: Composer::default(),
             dialog: None,
@@ -200,6 +203,7 @@ impl App {
             text: text.clone(),
             queued: false,
         });
+        self.talked = true;
         self.working = Some(Instant::now());
         self.scroll = 0;
         self.commands.push(Command::Send(text));
@@ -327,10 +331,13 @@ impl App {
                     self.commands.push(Command::Send(next));
                 }
             }
-            UiEvent::User(text) => self.push(UserCell {
-                text,
-                queued: false,
-            }),
+            UiEvent::User(text) => {
+                self.talked = true;
+                self.push(UserCell {
+                    text,
+                    queued: false,
+                })
+            }
             UiEvent::Reset => {
                 self.cells.clear();
                 self.tools.clear();

@@ -228,8 +228,13 @@ pub async fn run(
     let _ = cmd_tx.send(Command::Quit);
     drop(terminal);
     drop(_guard);
+    // Quitting is immediate: a clean stop of the turn and the servers gets
+    // a moment, no more (the sandbox's keepers end what is left, and the
+    // session log was written as it went).
+    let _ = tokio::time::timeout(Duration::from_millis(50), agent).await;
     // The alternate screen took the transcript away: say how to get back.
-    if let Ok(Ok(Some(id))) = tokio::time::timeout(Duration::from_secs(3), agent).await {
+    let id = &app.status.session;
+    if app.talked && !id.is_empty() {
         println!(
             "agent: session {id} is saved; `agent --resume {id}` (or `agent -c` here) continues it."
         );

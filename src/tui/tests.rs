@@ -303,7 +303,10 @@ async fn a_small_terminal_never_hides_the_dialogs_keys() {
         assert!(shown.contains("Allow edit?"), "{w}x{h}:\n{shown}");
         assert!(flat.contains("edit src/main.rs"), "{w}x{h}:\n{shown}");
         if h >= 20 {
-            assert!(flat.contains("more lines"), "{w}x{h}: the cut is not said:\n{shown}");
+            assert!(
+                flat.contains("more lines"),
+                "{w}x{h}: the cut is not said:\n{shown}"
+            );
         }
     }
 }
