@@ -333,4 +333,10 @@ fn quitting_while_an_answer_streams_does_not_wait() {
         "the way back is not printed:\n{}",
         tui.text()
     );
+    // The conversation stays in the terminal after the full screen is gone.
+    let after = tui.text();
+    assert!(
+        after.contains("explain") && after.contains("The first half"),
+        "the transcript is not in the scrollback:\n{after}"
+    );
 }

@@ -765,6 +765,25 @@ impl App {
         }
     }
 
+    /// The transcript as plain text at `width`, its last `max` lines: what
+    /// is printed into the terminal's scrollback on exit.
+    pub fn transcript_text(&self, width: u16, max: usize) -> Vec<String> {
+        let plain = Theme { colors: false };
+        let mut out: Vec<String> = Vec::new();
+        for cell in &self.cells {
+            for line in cell.cell.lines(width, &plain) {
+                let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+                out.push(text.trim_end().to_string());
+            }
+        }
+        if out.len() > max {
+            let cut = out.len() - max;
+            out.drain(..cut);
+            out.insert(0, format!("… {cut} earlier lines"));
+        }
+        out
+    }
+
     /// Renders only the cells that are visible, from the bottom up.
     fn draw_transcript(&mut self, f: &mut Frame<'_>, area: Rect) {
         let width = area.width;

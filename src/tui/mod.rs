@@ -70,6 +70,9 @@ impl Drop for TerminalGuard {
 
 type Term = ratatui::Terminal<ratatui::backend::CrosstermBackend<std::io::Stdout>>;
 
+/// The transcript printed into the scrollback on exit: its last lines.
+const SCROLLBACK_LINES: usize = 5000;
+
 /// Raw mode, alternate screen, bracketed paste and mouse reports.
 fn enter() -> std::io::Result<Term> {
     crossterm::terminal::enable_raw_mode()?;
@@ -232,8 +235,17 @@ pub async fn run(
     // a moment, no more (the sandbox's keepers end what is left, and the
     // session log was written as it went).
     let _ = tokio::time::timeout(Duration::from_millis(50), agent).await;
-    // The alternate screen took the transcript away: say how to get back.
+    // The alternate screen took the transcript away: it goes into the
+    // terminal's scrollback, and how to get back into the session.
     let id = &app.status.session;
+    if app.talked {
+        let width = crossterm::terminal::size().map_or(100, |(w, _)| w.max(20));
+        let mut out = std::io::stdout().lock();
+        for line in app.transcript_text(width, SCROLLBACK_LINES) {
+            let _ = writeln!(out, "{line}");
+        }
+        let _ = out.flush();
+    }
     if app.talked && !id.is_empty() {
         println!(
             "agent: session {id} is saved; `agent --resume {id}` (or `agent -c` here) continues it."

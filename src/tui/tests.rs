@@ -427,6 +427,40 @@ fn reading_above_is_not_yanked_down_by_new_output() {
 }
 
 #[test]
+fn reading_above_holds_still_while_an_answer_streams() {
+    let mut a = app();
+    for i in 0..60 {
+        a.notice(&format!("line {i}"), false);
+    }
+    a.submit("explain".into());
+    ev(
+        &mut a,
+        AgentEvent::TextDelta {
+            text: "first words".into(),
+        },
+    );
+    let now = Instant::now();
+    screen(&mut a, 60, 20, now);
+    a.on_event(
+        Event::Key(KeyEvent::new(KeyCode::PageUp, KeyModifiers::NONE)),
+        now,
+    );
+    let before = screen(&mut a, 60, 20, now);
+    for i in 0..40 {
+        ev(
+            &mut a,
+            AgentEvent::TextDelta {
+                text: format!(" more {i}\n\nnext paragraph {i}"),
+            },
+        );
+        let during = screen(&mut a, 60, 20, now);
+        // Only the working line at the bottom may change.
+        let top = |s: &str| s.lines().take(14).collect::<Vec<_>>().join("\n");
+        assert_eq!(top(&before), top(&during), "the view moved at delta {i}");
+    }
+}
+
+#[test]
 fn slash_commands_complete_with_tab() {
     let mut a = app();
     let now = Instant::now();
