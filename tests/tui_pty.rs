@@ -340,3 +340,49 @@ fn quitting_while_an_answer_streams_does_not_wait() {
         "the transcript is not in the scrollback:\n{after}"
     );
 }
+
+#[test]
+fn the_first_screen_and_what_the_person_adds_to_a_prompt() {
+    let p = Project::new();
+    p.file("AGENTS.md", "Be brief.\n")
+        .file("notes.txt", "remember the milk\n");
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("Noted."))]);
+    let mut tui = Tui::start(&p, &mock.openai_base());
+    // Not a blank screen: who, where, under which rules, what to type.
+    tui.wait_for("agent v");
+    let first = tui.text();
+    for part in [
+        "instructions: AGENTS.md",
+        "sandbox:",
+        "project trusted",
+        "/help",
+    ] {
+        assert!(first.contains(part), "`{part}` is missing:\n{first}");
+    }
+    // `!cmd` runs it now; its output goes with the next prompt.
+    tui.prompt("!echo hi-from-me");
+    tui.wait_for("hi-from-me");
+    tui.prompt("look at @notes.txt");
+    tui.wait_for("Noted.");
+    let sent = mock.requests()[0].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        sent.contains("The person ran this command themselves"),
+        "{sent}"
+    );
+    assert!(
+        sent.contains("$ echo hi-from-me") && sent.contains("hi-from-me\n```"),
+        "{sent}"
+    );
+    assert!(sent.contains("look at @notes.txt"), "{sent}");
+    assert!(
+        sent.contains("<file path=\"notes.txt\">\nremember the milk\n</file>"),
+        "{sent}"
+    );
+}

@@ -87,6 +87,8 @@ pub enum Command {
     /// `/status`, `/cost`.
     Status,
     Cost,
+    /// `!cmd`: the person runs a command; its output joins the next prompt.
+    Shell(String),
     Quit,
 }
 
@@ -176,6 +178,11 @@ impl App {
         self.dialog.is_some()
     }
 
+    /// The first screen's cell.
+    pub fn welcome(&mut self, cell: super::cells::WelcomeCell) {
+        self.push(cell);
+    }
+
     fn push(&mut self, cell: impl Cell + 'static) {
         self.cells.push(Cached::new(Box::new(cell)));
     }
@@ -191,6 +198,13 @@ impl App {
     pub fn submit(&mut self, text: String) {
         if let Some(cmd) = text.trim().strip_prefix('/') {
             self.slash(cmd.trim());
+            return;
+        }
+        if let Some(cmd) = text.trim().strip_prefix('!')
+            && !cmd.trim().is_empty()
+        {
+            self.notice(&format!("$ {}", cmd.trim()), false);
+            self.commands.push(Command::Shell(cmd.trim().to_string()));
             return;
         }
         if self.working.is_some() {

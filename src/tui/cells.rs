@@ -312,6 +312,61 @@ fn numbered_diff(diff: &str, t: &Theme) -> Vec<Line<'static>> {
     out
 }
 
+/// The first screen: what this agent is, where, under which rules, and
+/// what to type first.
+pub struct WelcomeCell {
+    pub title: String,
+    pub cwd: String,
+    pub instructions: Vec<String>,
+    pub sandbox: String,
+    pub trusted: bool,
+    pub yolo: bool,
+}
+
+impl Cell for WelcomeCell {
+    fn lines(&self, width: u16, t: &Theme) -> Vec<Line<'static>> {
+        let dim = t.fg(Color::DarkGray);
+        let bold = Style::default().add_modifier(Modifier::BOLD);
+        let instructions = if self.instructions.is_empty() {
+            "no AGENTS.md here (/init writes one)".to_string()
+        } else {
+            self.instructions.join(" · ")
+        };
+        let trust = if self.trusted {
+            "project trusted"
+        } else {
+            "project not trusted: its hooks, servers and allow rules are off"
+        };
+        let mode = if self.yolo {
+            " · --yolo: calls run without asking"
+        } else {
+            ""
+        };
+        let rows = vec![
+            Line::from(Span::styled(self.title.clone(), bold)),
+            Line::from(Span::raw(self.cwd.clone())),
+            Line::from(vec![
+                Span::styled("instructions: ", dim),
+                Span::raw(instructions),
+            ]),
+            Line::from(vec![
+                Span::styled("sandbox: ", dim),
+                Span::raw(format!("{} · {trust}{mode}", self.sandbox)),
+            ]),
+            Line::from(Span::styled(
+                "/help for commands · @ mentions a file · !cmd runs a command yourself · Ctrl+G edits in $EDITOR · Esc interrupts",
+                dim,
+            )),
+        ];
+        let mut out = gutter(
+            wrapped(rows, width.saturating_sub(2)),
+            Span::styled("▌ ", t.fg(Color::Cyan)),
+        );
+        out.push(Line::default());
+        out
+    }
+}
+
 pub struct NoticeCell {
     pub text: String,
     pub error: bool,

@@ -149,6 +149,37 @@ pub async fn run(
         colors: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
     };
     let mut app = App::new(status, theme);
+    let rules = config.rule_set();
+    let shown = |p: &std::path::Path| {
+        if let Ok(rel) = p.strip_prefix(&config.workspace) {
+            return rel.display().to_string();
+        }
+        let d = p.display().to_string();
+        match d.strip_prefix(&home) {
+            Some(rest) if !home.is_empty() => format!("~{rest}"),
+            _ => d,
+        }
+    };
+    app.welcome(cells::WelcomeCell {
+        title: format!(
+            "agent v{} · {} · {}",
+            env!("CARGO_PKG_VERSION"),
+            app.status.provider,
+            app.status.model
+        ),
+        cwd: app.status.cwd.clone(),
+        instructions: crate::agent::instructions_files(
+            &config.workspace,
+            Some(&crate::headless::global_instructions(config)),
+            &|p| rules.denies_read(p),
+        )
+        .iter()
+        .map(|(p, _)| shown(p))
+        .collect(),
+        sandbox: app.status.sandbox.clone(),
+        trusted: config.project_trusted,
+        yolo: config.yolo(),
+    });
     if let Some(p) = first {
         app.submit(p);
     }
@@ -252,6 +283,89 @@ pub async fn run(
         );
     }
     Ok(0)
+}
+
+/// Longest a command the person runs with `!` may take.
+const OWN_COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
+/// Output of such a command kept for the conversation.
+const OWN_COMMAND_OUTPUT: usize = 30_000;
+
+/// Runs a command the person typed (`!cmd`) in the project, as their own
+/// shell would (it is theirs, not the model's: no question, no sandbox).
+/// Returns what to show and what the model is told with the next prompt.
+async fn run_own_command(workspace: &std::path::Path, cmd: &str) -> (String, String) {
+    let ran = tokio::time::timeout(
+        OWN_COMMAND_TIMEOUT,
+        tokio::process::Command::new("bash")
+            .arg("-c")
+            .arg(cmd)
+            .current_dir(workspace)
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await;
+    let (output, status) = match ran {
+        Ok(Ok(o)) => {
+            let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
+            text.push_str(&String::from_utf8_lossy(&o.stderr));
+            (text, o.status.to_string())
+        }
+        Ok(Err(e)) => (format!("could not run it: {e}"), "not run".to_string()),
+        Err(_) => (
+            String::new(),
+            format!("stopped after {} s", OWN_COMMAND_TIMEOUT.as_secs()),
+        ),
+    };
+    let output = crate::tools::cut_line(output.trim_end(), OWN_COMMAND_OUTPUT);
+    let shown = if output.is_empty() {
+        format!("({status})")
+    } else {
+        format!("{output}\n({status})")
+    };
+    let context =
+        format!("The person ran this command themselves ({status}):\n$ {cmd}\n```\n{output}\n```");
+    (shown, context)
+}
+
+/// `@path` in a prompt (relative to the project, or absolute): the file's
+/// current content is attached. Files the read rules deny, directories and
+/// files over 256 KiB are not; the mention stays as it was typed.
+fn expand_mentions(prompt: &str, config: &Config) -> String {
+    const MAX: u64 = 256 * 1024;
+    let rules = config.rule_set();
+    let mut attached = Vec::new();
+    for word in prompt.split_whitespace() {
+        let Some(name) = word.strip_prefix('@') else {
+            continue;
+        };
+        let name = name.trim_end_matches([',', '.', ';', ':', ')', '?', '!']);
+        if name.is_empty() {
+            continue;
+        }
+        let path = config.workspace.join(name);
+        let Ok(real) = path.canonicalize() else {
+            continue;
+        };
+        let fits = std::fs::metadata(&real).is_ok_and(|m| m.is_file() && m.len() <= MAX);
+        if !fits || rules.denies_read(&real) || attached.iter().any(|(n, _)| n == name) {
+            continue;
+        }
+        if let Ok(text) = std::fs::read_to_string(&real) {
+            attached.push((name.to_string(), text));
+        }
+    }
+    if attached.is_empty() {
+        return prompt.to_string();
+    }
+    let mut out = prompt.to_string();
+    for (name, text) in attached {
+        out.push_str(&format!(
+            "\n\n<file path=\"{name}\">\n{}\n</file>",
+            text.trim_end()
+        ));
+    }
+    out
 }
 
 /// Opens the draft in `$VISUAL` or `$EDITOR` (vi when neither is set) and
@@ -483,6 +597,8 @@ async fn agent_task(
     }
     // Commands that arrived during a turn and wait for its end.
     let mut deferred: std::collections::VecDeque<Command> = std::collections::VecDeque::new();
+    // Context the person gave for the next prompt (`!cmd` output).
+    let mut pending: Vec<String> = Vec::new();
     loop {
         let cmd = match deferred.pop_front() {
             Some(c) => c,
@@ -493,6 +609,12 @@ async fn agent_task(
         };
         match cmd {
             Command::Send(prompt) => {
+                // What the person ran (`!cmd`) and the files they named
+                // (`@path`) go with the prompt.
+                let mut prompt = expand_mentions(&prompt, &config);
+                if !pending.is_empty() {
+                    prompt = format!("{}\n\n{prompt}", std::mem::take(&mut pending).join("\n\n"));
+                }
                 let turn = CancellationToken::new();
                 let tx = ui.clone();
                 let on_event = move |ev| {
@@ -700,6 +822,11 @@ async fn agent_task(
                         ));
                     }
                 }
+            }
+            Command::Shell(cmd) => {
+                let (shown, context) = run_own_command(&config.workspace, &cmd).await;
+                let _ = ui.send(UiEvent::Notice(shown, false));
+                pending.push(context);
             }
             Command::Interrupt | Command::Editor => {}
             Command::Quit => break,
