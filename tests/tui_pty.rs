@@ -346,7 +346,14 @@ fn the_first_screen_and_what_the_person_adds_to_a_prompt() {
     let p = Project::new();
     p.file("AGENTS.md", "Be brief.\n")
         .file("notes.txt", "remember the milk\n");
-    let mock = MockLlm::start(vec![Step::Reply(Reply::text("Noted."))]);
+    p.file(
+        ".agent/commands/review.md",
+        "---\ndescription: Review a file\n---\nReview $ARGUMENTS for typos.\n",
+    );
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::text("Noted.")),
+        Step::Reply(Reply::text("No typos.")),
+    ]);
     let mut tui = Tui::start(&p, &mock.openai_base());
     // Not a blank screen: who, where, under which rules, what to type.
     tui.wait_for("agent v");
@@ -385,4 +392,10 @@ fn the_first_screen_and_what_the_person_adds_to_a_prompt() {
         sent.contains("<file path=\"notes.txt\">\nremember the milk\n</file>"),
         "{sent}"
     );
+    // A project's own slash command becomes the prompt.
+    tui.prompt("/review notes.txt");
+    tui.wait_for("No typos.");
+    let sent = &mock.requests()[1].body["messages"];
+    let last = sent.as_array().unwrap().last().unwrap()["content"].clone();
+    assert_eq!(last, "Review notes.txt for typos.");
 }

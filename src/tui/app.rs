@@ -133,6 +133,8 @@ pub struct App {
     picker: Option<Picker>,
     /// Sent on `y`: the answer to a [`UiEvent::Confirm`].
     confirm: Option<Command>,
+    /// The person's own slash commands.
+    pub custom: Vec<super::custom::Custom>,
 }
 
 const SLASH: &[&str] = &[
@@ -167,6 +169,7 @@ impl App {
             quit: false,
             picker: None,
             confirm: None,
+            custom: Vec::new(),
         }
     }
 
@@ -225,7 +228,19 @@ impl App {
 
     fn slash(&mut self, cmd: &str) {
         match cmd.split_whitespace().next().unwrap_or_default() {
-            "help" => self.notice(HELP, false),
+            "help" => {
+                let mut help = HELP.to_string();
+                if !self.custom.is_empty() {
+                    help.push_str("\nYours: ");
+                    let list: Vec<String> = self
+                        .custom
+                        .iter()
+                        .map(|c| format!("/{} ({})", c.name, c.description))
+                        .collect();
+                    help.push_str(&list.join(" · "));
+                }
+                self.notice(&help, false)
+            }
             "clear" => {
                 self.cells.clear();
                 self.tools.clear();
@@ -303,7 +318,13 @@ impl App {
                     false,
                 ),
             },
-            other => self.notice(&format!("unknown command /{other}; /help lists them"), true),
+            other => match self.custom.iter().find(|c| c.name == other).cloned() {
+                Some(custom) => {
+                    let args = cmd.split_once(char::is_whitespace).map_or("", |(_, a)| a);
+                    self.submit(custom.expand(args));
+                }
+                None => self.notice(&format!("unknown command /{other}; /help lists them"), true),
+            },
         }
     }
 
@@ -692,9 +713,15 @@ impl App {
             KeyCode::Char('g') if ctrl => self.commands.push(Command::Editor),
             KeyCode::Tab if self.composer.text.starts_with('/') => {
                 let typed = self.composer.text.trim().to_string();
+                let custom: Vec<String> = self
+                    .custom
+                    .iter()
+                    .map(|c| format!("/{} ", c.name))
+                    .collect();
                 let matches: Vec<&str> = SLASH
                     .iter()
                     .copied()
+                    .chain(custom.iter().map(String::as_str))
                     .filter(|c| c.starts_with(typed.as_str()))
                     .collect();
                 match matches.as_slice() {

@@ -5,6 +5,7 @@
 mod app;
 mod cells;
 mod composer;
+mod custom;
 mod dialog;
 mod markdown;
 mod wrap;
@@ -180,6 +181,19 @@ pub async fn run(
         trusted: config.project_trusted,
         yolo: config.yolo(),
     });
+    // The person's own slash commands (later directories win).
+    let config_dir = config
+        .paths
+        .user_config
+        .parent()
+        .map(std::path::Path::to_path_buf);
+    let mut dirs: Vec<std::path::PathBuf> = config_dir.iter().map(|d| d.join("commands")).collect();
+    if !home.is_empty() {
+        dirs.push(std::path::Path::new(&home).join(".claude/commands"));
+    }
+    dirs.push(config.workspace.join(".claude/commands"));
+    dirs.push(config.workspace.join(".agent/commands"));
+    app.custom = custom::load(&dirs);
     if let Some(p) = first {
         app.submit(p);
     }
