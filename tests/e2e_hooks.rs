@@ -677,3 +677,57 @@ fn a_hook_in_agent_format_sees_our_names() {
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap();
     assert_eq!(v["tool_name"], "view");
 }
+
+#[test]
+fn claude_code_settings_files_protect_from_the_first_run() {
+    let p = Project::new();
+    p.file("keep.txt", "precious\n")
+        .file("secret.txt", "hunter2\n");
+    // The person's own Claude Code settings: a deny rule.
+    std::fs::create_dir_all(p.home().join(".claude")).unwrap();
+    std::fs::write(
+        p.home().join(".claude/settings.json"),
+        r#"{"permissions": {"deny": ["Read(./secret.txt)"]}, "model": "opus"}"#,
+    )
+    .unwrap();
+    // The project's: a deny rule and a hook, as Claude Code reads them.
+    let marker = p.scratch().join("hook-ran");
+    let hook = script(
+        &p,
+        "guard.sh",
+        &format!(
+            "touch {}\ninput=$(cat)\nif echo \"$input\" | grep -q '\"tool_name\":\"Bash\"' && echo \"$input\" | grep -q forbidden; then echo 'no forbidden words' >&2; exit 2; fi\nexit 0",
+            marker.display()
+        ),
+    );
+    p.file(
+        ".claude/settings.json",
+        &format!(
+            r#"{{"permissions": {{"deny": ["Bash(rm:*)"]}},
+                "hooks": {{"PreToolUse": [{{"matcher": "Bash", "hooks": [{{"type": "command", "command": "{}"}}]}}]}}}}"#,
+            hook.display()
+        ),
+    );
+    p.user_config(&with_fast_llm(""));
+    let calls = || {
+        vec![
+            call("c1", "bash", json!({"command": "rm keep.txt"})),
+            call("c2", "view", json!({"path": "secret.txt"})),
+            call("c3", "bash", json!({"command": "echo forbidden"})),
+        ]
+    };
+    // Not trusted yet: the deny rules hold, the project's hook does not run.
+    let r = run_calls(&p, calls(), &["--yolo"]);
+    assert!(r[0].contains("settings.json"), "{}", r[0]);
+    assert!(r[1].contains("settings.json"), "{}", r[1]);
+    assert!(r[2].contains("forbidden"), "{}", r[2]);
+    assert!(!marker.exists(), "an untrusted project's hook ran");
+    // Trusted: its hook runs, seeing Claude Code's names.
+    let r = run_calls(&p, calls(), &["--yolo", "--trust-project"]);
+    assert!(r[2].contains("no forbidden words"), "{}", r[2]);
+    assert!(marker.exists());
+    assert_eq!(
+        std::fs::read_to_string(p.root().join("keep.txt")).unwrap(),
+        "precious\n"
+    );
+}

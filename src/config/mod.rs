@@ -5,6 +5,7 @@
 //! directory. This module owns reading and merging; it does not talk to
 //! providers.
 
+mod claude;
 mod file;
 mod providers;
 pub mod trust;
@@ -170,6 +171,8 @@ pub struct Config {
     pub rules: Vec<(RuleList, String, PathBuf)>,
     /// `--append-system-prompt`: added to the end of the system prompt.
     pub append_system_prompt: Option<String>,
+    /// What of Claude Code's settings files could not be used, and why.
+    pub claude_skipped: Vec<String>,
     /// Banned command prefixes (`sudo`, `apt-get install`...).
     pub banned: Vec<String>,
     pub home: Option<PathBuf>,
@@ -231,6 +234,7 @@ impl Config {
             paths,
             workspace,
             append_system_prompt: None,
+            claude_skipped: Vec::new(),
             max_steps: DEFAULT_MAX_STEPS,
             llm: LlmSettings::default(),
             providers: ProviderTable::builtin(),
@@ -262,6 +266,21 @@ impl Config {
             config.apply(file, &user_config, false)?;
             config.sources.push(user_config);
         }
+        // The person's Claude Code settings protect them here too.
+        if let Some(home) = config.home.clone() {
+            let claude = home.join(".claude/settings.json");
+            if let Ok(Some(bytes)) = crate::tools::read_project_file(&claude, claude::MAX_BYTES) {
+                let text = String::from_utf8_lossy(&bytes);
+                match claude::parse(&text, &claude, &config.workspace, Some(&home)) {
+                    Ok(s) => {
+                        config.apply(s.file, &claude, false)?;
+                        config.sources.push(claude.clone());
+                        config.claude_skipped.extend(s.skipped);
+                    }
+                    Err(e) => config.claude_skipped.push(e),
+                }
+            }
+        }
         // A repository's config that cannot be read or used does not stop
         // the run: it is ignored, and said so (`ignored_notes`).
         let inside = project_config
@@ -281,6 +300,38 @@ impl Config {
                 }
             };
         let user_default = config.default_provider.clone();
+        // A project's Claude Code settings: as its own config, trust and all.
+        let mut claude_wants = Vec::new();
+        for name in ["settings.json", "settings.local.json"] {
+            let path = config.workspace.join(".claude").join(name);
+            let inside = path
+                .canonicalize()
+                .map(|p| p.starts_with(&config.workspace))
+                .unwrap_or(false);
+            let Ok(Some(bytes)) = crate::tools::read_project_file(&path, claude::MAX_BYTES) else {
+                continue;
+            };
+            if !inside {
+                continue;
+            }
+            let text = String::from_utf8_lossy(&bytes);
+            let home = config.home.clone();
+            match claude::parse(&text, &path, &config.workspace, home.as_deref()) {
+                Ok(s) => {
+                    let mut trial = config.clone();
+                    match trial.apply(s.file, &path, true) {
+                        Ok(()) => {
+                            config = trial;
+                            config.sources.push(path.clone());
+                            config.claude_skipped.extend(s.skipped);
+                            claude_wants.push(s.wants);
+                        }
+                        Err(e) => config.claude_skipped.push(e.to_string()),
+                    }
+                }
+                Err(e) => config.claude_skipped.push(e),
+            }
+        }
         if let Some(text) = &project_text {
             let mut trial = config.clone();
             let applied = ConfigFile::parse(text, &project_config)
@@ -303,6 +354,17 @@ impl Config {
                 .push("provider (your base URL override is for your own provider)".into());
         }
         config.project_wants.fingerprint = trust::wants_fingerprint(project_text.as_deref());
+        if !claude_wants.is_empty() {
+            // What Claude Code's files ask for is trusted with the rest.
+            use sha2::Digest;
+            let both = format!(
+                "{}{}",
+                config.project_wants.fingerprint,
+                serde_json::Value::Array(claude_wants)
+            );
+            let digest = sha2::Sha256::digest(both.as_bytes());
+            config.project_wants.fingerprint = digest.iter().map(|b| format!("{b:02x}")).collect();
+        }
         config.project_trusted = trust::is_trusted(
             &config.paths.data_dir,
             &config.workspace,

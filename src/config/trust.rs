@@ -125,6 +125,12 @@ impl super::Config {
                 self.project_wants.summary()
             ));
         }
+        if !self.claude_skipped.is_empty() {
+            notes.push(format!(
+                "not used from Claude Code's settings: {}",
+                self.claude_skipped.join("; ")
+            ));
+        }
         if !self.project_ignored.is_empty() {
             notes.push(format!(
                 "ignored from {}: {} (only your own config, {}, can set where requests and keys go and what the sandbox allows)",
