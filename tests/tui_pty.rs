@@ -399,3 +399,36 @@ fn the_first_screen_and_what_the_person_adds_to_a_prompt() {
     let last = sent.as_array().unwrap().last().unwrap()["content"].clone();
     assert_eq!(last, "Review notes.txt for typos.");
 }
+
+#[test]
+fn diff_and_permissions_say_what_the_session_did_and_may_do() {
+    let p = Project::new();
+    p.file("notes.txt", "one\n");
+    p.user_config(&format!(
+        "{}[permissions]\nallow = [\"bash(git status)\"]\n",
+        support::project::FAST_LLM
+    ));
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::tools(vec![call(
+            "v",
+            "view",
+            json!({"path": "notes.txt"}),
+        )])),
+        Step::Reply(Reply::tools(vec![call(
+            "e",
+            "edit",
+            json!({"path": "notes.txt", "old_string": "one", "new_string": "two"}),
+        )])),
+        Step::Reply(Reply::text("Changed it.")),
+    ]);
+    let mut tui = Tui::start_with(&p, &mock.openai_base(), &["--trust-project", "--yolo"]);
+    tui.wait_for("Enter sends");
+    tui.prompt("change it");
+    tui.wait_for("Changed it.");
+    tui.prompt("/diff");
+    tui.wait_for("+two");
+    assert!(tui.text().contains("-one"), "{}", tui.text());
+    tui.prompt("/permissions");
+    tui.wait_for("Rules in effect");
+    tui.wait_for("bash(git status)");
+}

@@ -285,6 +285,13 @@ impl Gate {
         self.yolo.load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// What this session's "for this session" answers cover, sorted.
+    pub fn session_grants(&self) -> Vec<String> {
+        let mut grants: Vec<String> = self.shared.lock().grants.iter().cloned().collect();
+        grants.sort();
+        grants
+    }
+
     /// Answers a pending request from any front end; the first answer wins.
     pub fn resolve(&self, id: u64, answer: Answer) -> bool {
         self.shared.resolve(id, answer)

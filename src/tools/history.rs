@@ -431,6 +431,16 @@ impl FilePlan {
         Some(diff)
     }
 
+    /// From the content before the first change to the content now: what
+    /// the changes amount to (`shown` names the file).
+    pub fn net_diff(&self, shown: &str) -> String {
+        let text = |b: Option<Vec<u8>>| {
+            b.map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default()
+        };
+        super::files::unified_diff(shown, &text(self.target()), &text(self.now()))
+    }
+
     /// What the undo does to this file, in a word.
     pub fn action(&self) -> &'static str {
         match (&self.restore, self.path.exists()) {

@@ -89,6 +89,10 @@ pub enum Command {
     Cost,
     /// `!cmd`: the person runs a command; its output joins the next prompt.
     Shell(String),
+    /// `/diff`: what this session changed, per file.
+    Diff,
+    /// `/permissions`: the rules in effect and this session's grants.
+    Permissions,
     Quit,
 }
 
@@ -138,14 +142,27 @@ pub struct App {
 }
 
 const SLASH: &[&str] = &[
-    "/help", "/clear", "/compact", "/cost", "/init", "/model ", "/quit", "/redo", "/resume",
-    "/rewind", "/status", "/undo", "/yolo",
+    "/help",
+    "/clear",
+    "/compact",
+    "/cost",
+    "/diff",
+    "/init",
+    "/model ",
+    "/permissions",
+    "/quit",
+    "/redo",
+    "/resume",
+    "/rewind",
+    "/status",
+    "/undo",
+    "/yolo",
 ];
 
 const HELP: &str = "Keys: Enter sends · Shift+Enter, Alt+Enter or Ctrl+J: new line · Up/Down: earlier prompts · Esc: interrupt the turn · Ctrl+C: clear, twice: quit · PgUp/PgDn, Home/End, mouse wheel: scroll · Ctrl+O: expand tool output\n\
 Approvals: y once · a for this session · p always (saved to .agent/config.toml) · n deny, then type a reason (Enter sends, Esc none)\n\
 Ctrl+G: edit the draft in $VISUAL/$EDITOR\n\
-Commands: /help · /clear (new conversation) · /resume [ID] (an earlier session) · /compact [focus] (summarize to free context) · /undo [force], /redo (the files of the last turn) · /rewind [N] [code|chat|both] · /status · /cost · /init (write AGENTS.md) · /yolo (toggle asking) · /model NAME · /quit";
+Commands: /help · /clear (new conversation) · /resume [ID] (an earlier session) · /compact [focus] (summarize to free context) · /undo [force], /redo (the files of the last turn) · /rewind [N] [code|chat|both] · /status · /cost · /diff (what this session changed) · /permissions (rules in effect) · /init (write AGENTS.md) · /yolo (toggle asking) · /model NAME · /quit";
 
 impl App {
     pub fn new(status: Status, theme: Theme) -> App {
@@ -300,6 +317,8 @@ impl App {
                 None => self.commands.push(Command::ListSessions),
             },
             "status" => self.commands.push(Command::Status),
+            "diff" => self.commands.push(Command::Diff),
+            "permissions" => self.commands.push(Command::Permissions),
             "cost" => self.commands.push(Command::Cost),
             "init" => self.submit(include_str!("../../templates/init.md").trim().to_string()),
             "model" => match cmd.split_whitespace().nth(1) {

@@ -299,6 +299,31 @@ pub async fn run(
     Ok(0)
 }
 
+/// `/permissions`: the rules in effect, where each came from, and what
+/// this session's answers allowed.
+fn permissions_text(config: &Config, session: &Session) -> String {
+    let mut out = String::from("Rules in effect (deny wins over ask over allow):\n");
+    if config.rules.is_empty() {
+        out.push_str("  none: every side effect is asked about\n");
+    }
+    for (list, text, source) in &config.rules {
+        out.push_str(&format!("  {list:<5} {text}   ({})\n", source.display()));
+    }
+    let grants = session.surface().gate().session_grants();
+    if grants.is_empty() {
+        out.push_str("This session's grants: none.");
+    } else {
+        out.push_str("This session's grants (from `a` answers; they end with the session):\n");
+        for g in grants {
+            out.push_str(&format!("  {g}\n"));
+        }
+    }
+    if config.yolo() {
+        out.push_str("\n--yolo: calls no rule denies or asks about run without a question.");
+    }
+    out.trim_end().to_string()
+}
+
 /// Longest a command the person runs with `!` may take.
 const OWN_COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
 /// Output of such a command kept for the conversation.
@@ -836,6 +861,31 @@ async fn agent_task(
                         ));
                     }
                 }
+            }
+            Command::Diff => {
+                let history = &session.surface().context().history;
+                let text = match history.plan_since(1) {
+                    Ok(Some(plan)) if !plan.files.is_empty() => plan
+                        .files
+                        .iter()
+                        .map(|f| {
+                            let shown = f
+                                .path
+                                .strip_prefix(&config.workspace)
+                                .unwrap_or(&f.path)
+                                .display()
+                                .to_string();
+                            f.net_diff(&shown)
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                    Ok(_) => "This session has changed no file (that undo could restore).".into(),
+                    Err(e) => format!("cannot read the file history: {e}"),
+                };
+                let _ = ui.send(UiEvent::Notice(text, false));
+            }
+            Command::Permissions => {
+                let _ = ui.send(UiEvent::Notice(permissions_text(&config, &session), false));
             }
             Command::Shell(cmd) => {
                 let (shown, context) = run_own_command(&config.workspace, &cmd).await;
