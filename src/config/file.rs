@@ -94,6 +94,9 @@ pub struct ProviderFile {
     pub max_tokens: Option<u32>,
     /// Anthropic only: enable extended thinking with this token budget.
     pub thinking_budget: Option<u32>,
+    /// Responses API only: `reasoning.effort` (`minimal`, `low`, `medium`,
+    /// `high`); the model's reasoning is then carried across turns.
+    pub reasoning_effort: Option<String>,
     /// USD per million input tokens, for the cost in the status line.
     pub input_price: Option<f64>,
     /// USD per million output tokens.
@@ -116,6 +119,9 @@ pub enum ProviderKind {
     Openai,
     /// Anthropic Messages.
     Anthropic,
+    /// OpenAI's Responses API (`/responses`), which its newest models need.
+    #[serde(rename = "openai-responses")]
+    OpenaiResponses,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]

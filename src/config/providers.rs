@@ -17,6 +17,7 @@ struct ProviderDef {
     headers: BTreeMap<String, String>,
     max_tokens: Option<u32>,
     thinking_budget: Option<u32>,
+    reasoning_effort: Option<String>,
     prices: Option<Prices>,
     context_window: Option<u64>,
     /// Where it was last changed, for error messages.
@@ -35,6 +36,8 @@ pub struct ResolvedProvider {
     pub headers: BTreeMap<String, String>,
     pub max_tokens: u32,
     pub thinking_budget: Option<u32>,
+    /// Responses API: `reasoning.effort` (`low`, `medium`, `high`...).
+    pub reasoning_effort: Option<String>,
     /// USD per million tokens, when known.
     pub prices: Option<Prices>,
     /// Tokens the model can take in one request (prompt and answer), when
@@ -50,6 +53,19 @@ pub struct ResolvedProvider {
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 
 pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
+
+/// Models OpenAI serves only over the Responses API (`/responses`).
+pub fn responses_only(model: &str) -> bool {
+    const PREFIXES: [&str; 6] = [
+        "gpt-5-codex",
+        "codex-",
+        "gpt-5-pro",
+        "o1-pro",
+        "o3-pro",
+        "o3-deep-research",
+    ];
+    PREFIXES.iter().any(|p| model.starts_with(p))
+}
 
 /// Built-in providers, in the order a run without a choice tries them (by
 /// whose key is present). `ollama` needs no key, so it is used only when chosen.
@@ -113,6 +129,7 @@ impl ProviderTable {
                     headers: BTreeMap::new(),
                     max_tokens: None,
                     thinking_budget: None,
+                    reasoning_effort: None,
                     prices: None,
                     context_window: None,
                     origin: "built-in defaults".into(),
@@ -139,6 +156,7 @@ impl ProviderTable {
                     headers: BTreeMap::new(),
                     max_tokens: None,
                     thinking_budget: None,
+                    reasoning_effort: None,
                     prices: None,
                     context_window: None,
                     origin: String::new(),
@@ -152,6 +170,7 @@ impl ProviderTable {
             def.headers.extend(f.headers);
             def.max_tokens = f.max_tokens.or(def.max_tokens);
             def.thinking_budget = f.thinking_budget.or(def.thinking_budget);
+            def.reasoning_effort = f.reasoning_effort.or(def.reasoning_effort.take());
             if let (Some(i), Some(o)) = (f.input_price, f.output_price) {
                 let anthropic = def.kind == Some(ProviderKind::Anthropic);
                 def.prices = Some(Prices {
@@ -242,6 +261,15 @@ impl ProviderTable {
                 ))
             })?;
         let model_for_price = model.clone();
+        // OpenAI serves some models only over the Responses API.
+        let kind = if kind == ProviderKind::Openai
+            && parsed.host_str() == Some("api.openai.com")
+            && responses_only(&model)
+        {
+            ProviderKind::OpenaiResponses
+        } else {
+            kind
+        };
         let api_key = key_of(def);
         if let Some(env_name) = &def.api_key_env
             && api_key.is_none()
@@ -261,6 +289,7 @@ impl ProviderTable {
             headers: def.headers.clone(),
             max_tokens: def.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
             thinking_budget: def.thinking_budget,
+            reasoning_effort: def.reasoning_effort.clone(),
             prices: def.prices.or_else(|| known_prices(&model_for_price)),
             context_window: def
                 .context_window
@@ -441,6 +470,23 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("export ANTHROPIC_API_KEY="), "{e}");
+    }
+
+    #[test]
+    fn openais_responses_only_models_take_the_responses_api() {
+        let t = ProviderTable::builtin();
+        let kind = |model: &str| {
+            let o = Overrides {
+                model: Some(model.into()),
+                ..Overrides::default()
+            };
+            t.resolve(Some("openai"), &o, &env_with(&[("OPENAI_API_KEY", "k")]))
+                .unwrap()
+                .kind
+        };
+        assert_eq!(kind("gpt-5-codex"), ProviderKind::OpenaiResponses);
+        assert_eq!(kind("o3-pro"), ProviderKind::OpenaiResponses);
+        assert_eq!(kind("gpt-5"), ProviderKind::Openai);
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod error;
 pub mod fuzzing;
 mod openai;
 mod prefix;
+mod responses;
 pub mod sse;
 mod status;
 mod transport;
@@ -230,5 +231,6 @@ pub fn connect(
     Ok(match p.kind {
         ProviderKind::Openai => Arc::new(openai::OpenAi::new(p, transport)),
         ProviderKind::Anthropic => Arc::new(anthropic::Anthropic::new(p, transport)),
+        ProviderKind::OpenaiResponses => Arc::new(responses::Responses::new(p, transport)),
     })
 }

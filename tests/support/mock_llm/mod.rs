@@ -18,6 +18,7 @@
 mod anthropic;
 mod http;
 mod openai;
+mod responses;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -320,6 +321,7 @@ fn serve(
 enum Proto {
     OpenAi,
     Anthropic,
+    Responses,
 }
 
 impl Proto {
@@ -328,6 +330,8 @@ impl Proto {
             Some(Proto::OpenAi)
         } else if path.ends_with("/v1/messages") {
             Some(Proto::Anthropic)
+        } else if path.ends_with("/responses") {
+            Some(Proto::Responses)
         } else {
             None
         }
@@ -346,6 +350,7 @@ impl Stream {
         match proto {
             Proto::OpenAi => openai::render(reply, request),
             Proto::Anthropic => anthropic::render(reply, request),
+            Proto::Responses => responses::render(reply, request),
         }
     }
 
@@ -470,6 +475,7 @@ async fn serve_request(conn: &mut http::Conn, state: &Mutex<State>) -> std::io::
             let (open, drop) = match proto {
                 Proto::OpenAi => openai::drip(&body),
                 Proto::Anthropic => anthropic::drip(&body),
+                Proto::Responses => responses::drip(&body),
             };
             conn.start_stream(false).await?;
             conn.send_pieces(&open, None).await?;
@@ -519,7 +525,7 @@ async fn serve_request(conn: &mut http::Conn, state: &Mutex<State>) -> std::io::
 /// One keep-alive as the real servers of each protocol send it.
 fn keep_alive(proto: Proto) -> &'static str {
     match proto {
-        Proto::OpenAi => ": ping\n\n",
+        Proto::OpenAi | Proto::Responses => ": ping\n\n",
         Proto::Anthropic => ": ping\n\nevent: ping\ndata: {\"type\": \"ping\"}\n\n",
     }
 }
