@@ -141,22 +141,23 @@ pub struct App {
     pub custom: Vec<super::custom::Custom>,
 }
 
-const SLASH: &[&str] = &[
-    "/help",
-    "/clear",
-    "/compact",
-    "/cost",
-    "/diff",
-    "/init",
-    "/model ",
-    "/permissions",
-    "/quit",
-    "/redo",
-    "/resume",
-    "/rewind",
-    "/status",
-    "/undo",
-    "/yolo",
+/// The built-in commands, with what each does (the `/` popup).
+const SLASH: &[(&str, &str)] = &[
+    ("/help", "keys and commands"),
+    ("/clear", "a new conversation"),
+    ("/compact", "summarize to free context [focus]"),
+    ("/cost", "tokens and cost by model"),
+    ("/diff", "what this session changed"),
+    ("/init", "write AGENTS.md for this project"),
+    ("/model ", "switch the model: /model NAME"),
+    ("/permissions", "rules in effect and this session's grants"),
+    ("/quit", "leave"),
+    ("/redo", "undo the last undo"),
+    ("/resume", "an earlier session"),
+    ("/rewind", "back to before a turn [N] [code|chat|both]"),
+    ("/status", "session, model, context, sandbox, servers"),
+    ("/undo", "restore the files of the last turn"),
+    ("/yolo", "toggle asking before side effects"),
 ];
 
 const HELP: &str = "Keys: Enter sends · Shift+Enter, Alt+Enter or Ctrl+J: new line · Up/Down: earlier prompts · Esc: interrupt the turn · Ctrl+C: clear, twice: quit · PgUp/PgDn, Home/End, mouse wheel: scroll · Ctrl+O: expand tool output\n\
@@ -730,26 +731,11 @@ impl App {
             }
             KeyCode::Char('j') if ctrl => self.composer.insert("\n"),
             KeyCode::Char('g') if ctrl => self.commands.push(Command::Editor),
+            // The first command the `/` popup shows.
             KeyCode::Tab if self.composer.text.starts_with('/') => {
-                let typed = self.composer.text.trim().to_string();
-                let custom: Vec<String> = self
-                    .custom
-                    .iter()
-                    .map(|c| format!("/{} ", c.name))
-                    .collect();
-                let matches: Vec<&str> = SLASH
-                    .iter()
-                    .copied()
-                    .chain(custom.iter().map(String::as_str))
-                    .filter(|c| c.starts_with(typed.as_str()))
-                    .collect();
-                match matches.as_slice() {
-                    [one] => {
-                        self.composer.clear();
-                        self.composer.insert(one);
-                    }
-                    [] => {}
-                    many => self.notice(&many.join("  "), false),
+                if let Some((name, _)) = self.slash_matches().into_iter().next() {
+                    self.composer.clear();
+                    self.composer.insert(&name);
                 }
             }
             KeyCode::Enter
@@ -820,9 +806,77 @@ impl App {
         }
         f.render_widget(Paragraph::new(self.status_line(now)), status);
         self.draw_picker(f, transcript);
+        if self.dialog.is_none() && self.picker.is_none() {
+            self.draw_slash_popup(f, transcript);
+        }
         if let Some(d) = &self.dialog {
             d.draw(f, transcript, &self.theme, self.approvals.len(), now);
         }
+    }
+
+    /// The commands that start with what is typed (`/` and no space yet):
+    /// built-in ones, then the person's own, with what each does.
+    fn slash_matches(&self) -> Vec<(String, String)> {
+        let typed = self.composer.text.as_str();
+        if !typed.starts_with('/') || typed.contains(char::is_whitespace) {
+            return Vec::new();
+        }
+        SLASH
+            .iter()
+            .map(|(n, d)| (n.to_string(), d.to_string()))
+            .chain(
+                self.custom
+                    .iter()
+                    .map(|c| (format!("/{} ", c.name), c.description.clone())),
+            )
+            .filter(|(n, _)| n.starts_with(typed))
+            .collect()
+    }
+
+    /// The `/` popup above the composer: matching commands, filtered as
+    /// one types; Tab takes the first.
+    fn draw_slash_popup(&self, f: &mut Frame<'_>, area: Rect) {
+        let matches = self.slash_matches();
+        if matches.is_empty() || area.height < 4 {
+            return;
+        }
+        let shown = matches.len().min(8).min(area.height as usize - 2);
+        let width = area.width.min(72);
+        let rect = Rect {
+            x: area.x,
+            y: area.y + area.height - (shown as u16 + 2),
+            width,
+            height: shown as u16 + 2,
+        };
+        let lines: Vec<Line<'static>> = matches
+            .iter()
+            .take(shown)
+            .map(|(n, d)| {
+                Line::from(vec![
+                    Span::styled(
+                        format!("{:<16}", n.trim_end()),
+                        Style::default().add_modifier(Modifier::BOLD),
+                    ),
+                    Span::styled(d.clone(), self.theme.fg(Color::DarkGray)),
+                ])
+            })
+            .collect();
+        let more = matches.len() - shown;
+        let title = if more > 0 {
+            format!(" commands (Tab completes) · {more} more ")
+        } else {
+            " commands (Tab completes) ".to_string()
+        };
+        f.render_widget(ratatui::widgets::Clear, rect);
+        f.render_widget(
+            Paragraph::new(lines).block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .border_style(self.theme.fg(Color::DarkGray))
+                    .title(title),
+            ),
+            rect,
+        );
     }
 
     /// The transcript as plain text at `width`, its last `max` lines: what

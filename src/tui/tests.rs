@@ -461,6 +461,37 @@ fn reading_above_holds_still_while_an_answer_streams() {
 }
 
 #[test]
+fn the_slash_popup_lists_commands_as_one_types() {
+    let mut a = app();
+    let now = Instant::now();
+    a.on_event(key('/'), now);
+    let all = screen(&mut a, 90, 20, now);
+    assert!(all.contains("commands (Tab completes)"), "{all}");
+    assert!(
+        all.contains("/clear") && all.contains("a new conversation"),
+        "{all}"
+    );
+    a.on_event(key('r'), now);
+    a.on_event(key('e'), now);
+    let some = screen(&mut a, 90, 20, now);
+    for c in ["/redo", "/resume", "/rewind"] {
+        assert!(some.contains(c), "{c} missing:\n{some}");
+    }
+    assert!(!some.contains("/clear"), "{some}");
+    a.on_event(key('w'), now);
+    a.on_event(
+        Event::Key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE)),
+        now,
+    );
+    assert_eq!(a.composer.text, "/rewind");
+    a.on_event(key(' '), now);
+    assert!(
+        !screen(&mut a, 90, 20, now).contains("commands (Tab"),
+        "the popup stays after a space"
+    );
+}
+
+#[test]
 fn slash_commands_complete_with_tab() {
     let mut a = app();
     let now = Instant::now();
