@@ -369,7 +369,7 @@ fn the_first_screen_and_what_the_person_adds_to_a_prompt() {
     // `!cmd` runs it now; its output goes with the next prompt.
     tui.prompt("!echo hi-from-me");
     tui.wait_for("hi-from-me");
-    tui.prompt("look at @notes.txt");
+    tui.prompt("look at @notes.txt and @/etc/hostname");
     tui.wait_for("Noted.");
     let sent = mock.requests()[0].body["messages"]
         .as_array()
@@ -387,7 +387,12 @@ fn the_first_screen_and_what_the_person_adds_to_a_prompt() {
         sent.contains("$ echo hi-from-me") && sent.contains("hi-from-me\n```"),
         "{sent}"
     );
-    assert!(sent.contains("look at @notes.txt"), "{sent}");
+    assert!(
+        sent.contains("look at @notes.txt and @/etc/hostname"),
+        "{sent}"
+    );
+    // Only the project's files are attached; others stay a mention.
+    assert!(!sent.contains("<file path=\"/etc/hostname\">"), "{sent}");
     assert!(
         sent.contains("<file path=\"notes.txt\">\nremember the milk\n</file>"),
         "{sent}"

@@ -228,6 +228,13 @@ impl App {
             self.commands.push(Command::Shell(cmd.trim().to_string()));
             return;
         }
+        self.send_prompt(text);
+    }
+
+    /// Sends text as a prompt as it is: what a command file expands to is
+    /// never taken for a `/` command or a `!` command of the person's (a
+    /// project's command file must not run programs).
+    fn send_prompt(&mut self, text: String) {
         if self.working.is_some() {
             // Drawn below the transcript until it is sent, so the answer
             // streaming meanwhile is not split around it.
@@ -321,7 +328,7 @@ impl App {
             "diff" => self.commands.push(Command::Diff),
             "permissions" => self.commands.push(Command::Permissions),
             "cost" => self.commands.push(Command::Cost),
-            "init" => self.submit(include_str!("../../templates/init.md").trim().to_string()),
+            "init" => self.send_prompt(include_str!("../../templates/init.md").trim().to_string()),
             "model" => match cmd.split_whitespace().nth(1) {
                 Some(name) => {
                     self.status.model = name.to_string();
@@ -341,7 +348,7 @@ impl App {
             other => match self.custom.iter().find(|c| c.name == other).cloned() {
                 Some(custom) => {
                     let args = cmd.split_once(char::is_whitespace).map_or("", |(_, a)| a);
-                    self.submit(custom.expand(args));
+                    self.send_prompt(custom.expand(args));
                 }
                 None => self.notice(&format!("unknown command /{other}; /help lists them"), true),
             },

@@ -367,9 +367,11 @@ async fn run_own_command(workspace: &std::path::Path, cmd: &str) -> (String, Str
     (shown, context)
 }
 
-/// `@path` in a prompt (relative to the project, or absolute): the file's
-/// current content is attached. Files the read rules deny, directories and
-/// files over 256 KiB are not; the mention stays as it was typed.
+/// `@path` in a prompt: the current content of that file of the project is
+/// attached. Files outside the project (a command file's text could name
+/// one; the model can still ask to `view` it, through the gate), files the
+/// read rules deny, directories and files over 256 KiB are not; the
+/// mention stays as it was typed.
 fn expand_mentions(prompt: &str, config: &Config) -> String {
     const MAX: u64 = 256 * 1024;
     let rules = config.rule_set();
@@ -387,7 +389,11 @@ fn expand_mentions(prompt: &str, config: &Config) -> String {
             continue;
         };
         let fits = std::fs::metadata(&real).is_ok_and(|m| m.is_file() && m.len() <= MAX);
-        if !fits || rules.denies_read(&real) || attached.iter().any(|(n, _)| n == name) {
+        if !fits
+            || !real.starts_with(&config.workspace)
+            || rules.denies_read(&real)
+            || attached.iter().any(|(n, _)| n == name)
+        {
             continue;
         }
         if let Ok(text) = std::fs::read_to_string(&real) {

@@ -461,6 +461,23 @@ fn reading_above_holds_still_while_an_answer_streams() {
 }
 
 #[test]
+fn a_command_file_is_only_ever_a_prompt() {
+    // A project's command file that reads like a `!` command of the
+    // person's, or a `/` command, is sent as text: it runs nothing.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("evil.md"), "!touch pwned\n").unwrap();
+    std::fs::write(dir.path().join("loop.md"), "/yolo\n").unwrap();
+    let mut a = app();
+    a.custom = super::custom::load(&[dir.path().to_path_buf()]);
+    a.submit("/evil".into());
+    assert_eq!(a.commands, vec![Command::Send("!touch pwned".into())]);
+    a.commands.clear();
+    a.apply(UiEvent::TurnDone(Ok(())));
+    a.submit("/loop".into());
+    assert_eq!(a.commands, vec![Command::Send("/yolo".into())]);
+}
+
+#[test]
 fn the_slash_popup_lists_commands_as_one_types() {
     let mut a = app();
     let now = Instant::now();
