@@ -31,18 +31,23 @@ pub(crate) struct OpenAi {
     sent: EncodedPrefix,
 }
 
+/// `Authorization: Bearer <key>`, as OpenAI's APIs take the key.
+pub(crate) fn bearer(p: &ResolvedProvider) -> HeaderMap {
+    let mut auth = HeaderMap::new();
+    if let Some(key) = &p.api_key
+        && let Ok(v) = HeaderValue::from_str(&format!("Bearer {key}"))
+    {
+        auth.insert(AUTHORIZATION, v);
+    }
+    auth
+}
+
 impl OpenAi {
     pub fn new(p: &ResolvedProvider, transport: Transport) -> OpenAi {
-        let mut auth = HeaderMap::new();
-        if let Some(key) = &p.api_key
-            && let Ok(v) = HeaderValue::from_str(&format!("Bearer {key}"))
-        {
-            auth.insert(AUTHORIZATION, v);
-        }
         OpenAi {
             transport,
             url: format!("{}/chat/completions", p.base_url),
-            auth,
+            auth: bearer(p),
             sent: EncodedPrefix::default(),
         }
     }

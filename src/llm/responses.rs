@@ -7,7 +7,7 @@
 //! `response.completed`...); a call is taken from its finished item.
 
 use futures_util::future::BoxFuture;
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use reqwest::header::HeaderMap;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -32,16 +32,10 @@ pub(crate) struct Responses {
 
 impl Responses {
     pub fn new(p: &ResolvedProvider, transport: Transport) -> Responses {
-        let mut auth = HeaderMap::new();
-        if let Some(key) = &p.api_key
-            && let Ok(v) = HeaderValue::from_str(&format!("Bearer {key}"))
-        {
-            auth.insert(AUTHORIZATION, v);
-        }
         Responses {
             transport,
             url: format!("{}/responses", p.base_url),
-            auth,
+            auth: super::openai::bearer(p),
             sent: EncodedPrefix::default(),
             effort: p.reasoning_effort.clone(),
         }
