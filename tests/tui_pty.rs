@@ -437,3 +437,20 @@ fn diff_and_permissions_say_what_the_session_did_and_may_do() {
     tui.wait_for("Rules in effect");
     tui.wait_for("bash(git status)");
 }
+
+#[test]
+fn model_names_are_checked_against_the_providers_list() {
+    let p = Project::new();
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("Switched."))]);
+    let mut tui = Tui::start(&p, &mock.openai_base());
+    tui.wait_for("Enter sends");
+    tui.prompt("/model");
+    tui.wait_for("offers: gpt-mock, mock-1, mock-2");
+    tui.prompt("/model mock-3");
+    tui.wait_for("has no model `mock-3`; the nearest are:");
+    tui.prompt("/model mock-2");
+    tui.wait_for("Model: mock-2");
+    tui.prompt("hello");
+    tui.wait_for("Switched.");
+    assert_eq!(mock.requests()[0].body["model"], "mock-2");
+}

@@ -260,6 +260,11 @@ impl Provider for Anthropic {
         (self.transport.provider(), self.transport.model())
     }
 
+    fn models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
+        let url = self.url.replace("/v1/messages", "/v1/models");
+        Box::pin(async move { self.transport.model_ids(&url, &self.headers).await })
+    }
+
     fn stream<'a>(
         &'a self,
         request: Request<'a>,

@@ -220,6 +220,12 @@ pub trait Provider: Send + Sync {
         on_event: EventFn<'a>,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Completion, LlmError>>;
+
+    /// The models the provider offers (its `/models` list), for choosing
+    /// and checking a model by name.
+    fn models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
+        Box::pin(async { Err(LlmError::Client("this provider lists no models".into())) })
+    }
 }
 
 /// Builds the client for a resolved provider.

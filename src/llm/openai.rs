@@ -223,6 +223,11 @@ impl Provider for OpenAi {
         (self.transport.provider(), self.transport.model())
     }
 
+    fn models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
+        let url = self.url.replace("/chat/completions", "/models");
+        Box::pin(async move { self.transport.model_ids(&url, &self.auth).await })
+    }
+
     fn stream<'a>(
         &'a self,
         request: Request<'a>,

@@ -187,6 +187,11 @@ impl Provider for Responses {
         (self.transport.provider(), self.transport.model())
     }
 
+    fn models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
+        let url = format!("{}/models", self.url.trim_end_matches("/responses"));
+        Box::pin(async move { self.transport.model_ids(&url, &self.auth).await })
+    }
+
     fn stream<'a>(
         &'a self,
         request: Request<'a>,

@@ -127,6 +127,39 @@ impl Transport {
         &self.model
     }
 
+    /// The ids of a `/models` list (`{"data": [{"id": ...}]}`), asked
+    /// once with a short time limit.
+    pub async fn model_ids(&self, url: &str, headers: &HeaderMap) -> Result<Vec<String>, LlmError> {
+        let sent = self
+            .http
+            .get(url)
+            .headers(self.headers.clone())
+            .headers(headers.clone())
+            .timeout(std::time::Duration::from_secs(15))
+            .send()
+            .await
+            .map_err(|e| LlmError::Client(format!("cannot list the models: {e}")))?;
+        let status = sent.status();
+        if !status.is_success() {
+            return Err(LlmError::Client(format!(
+                "{} answered {status} when asked for its models",
+                self.provider
+            )));
+        }
+        let v: serde_json::Value = sent
+            .json()
+            .await
+            .map_err(|e| LlmError::Client(format!("the model list is not JSON: {e}")))?;
+        let mut ids: Vec<String> = v["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["id"].as_str().map(str::to_string))
+            .collect();
+        ids.sort();
+        Ok(ids)
+    }
+
     pub async fn stream(
         &self,
         url: &str,

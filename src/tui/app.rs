@@ -37,6 +37,8 @@ pub enum UiEvent {
     Picker(Vec<(String, String)>),
     /// The session now shown.
     Session(String),
+    /// The model was switched (and its prices, when known).
+    Model(String, Option<crate::llm::Prices>),
     /// A question for the person: `y` sends the command, any other key
     /// drops it.
     Confirm(String, Command),
@@ -70,6 +72,8 @@ pub enum Command {
     SetYolo(bool),
     /// Switch the model of the current provider.
     SetModel(String),
+    /// `/model`: the models the provider offers.
+    ListModels,
     /// Edit the draft in `$VISUAL`/`$EDITOR` (handled by the event loop).
     Editor,
     /// `/compact [focus]`.
@@ -330,20 +334,10 @@ impl App {
             "cost" => self.commands.push(Command::Cost),
             "init" => self.send_prompt(include_str!("../../templates/init.md").trim().to_string()),
             "model" => match cmd.split_whitespace().nth(1) {
-                Some(name) => {
-                    self.status.model = name.to_string();
-                    // The old model's prices no longer apply.
-                    self.status.prices = None;
-                    self.commands.push(Command::SetModel(name.to_string()));
-                    self.notice(&format!("Model: {name} (from the next message on)."), false);
-                }
-                None => self.notice(
-                    &format!(
-                        "The model is {}; switch with /model NAME.",
-                        self.status.model
-                    ),
-                    false,
-                ),
+                // Checked against the provider's list first; the status
+                // line changes when the switch is made (`UiEvent::Model`).
+                Some(name) => self.commands.push(Command::SetModel(name.to_string())),
+                None => self.commands.push(Command::ListModels),
             },
             other => match self.custom.iter().find(|c| c.name == other).cloned() {
                 Some(custom) => {
@@ -417,6 +411,11 @@ impl App {
                 }
             }
             UiEvent::Session(id) => self.status.session = id,
+            UiEvent::Model(name, prices) => {
+                self.notice(&format!("Model: {name} (from the next message on)."), false);
+                self.status.model = name;
+                self.status.prices = prices;
+            }
             UiEvent::Confirm(text, command) => {
                 self.notice(
                     &format!("{text}\nPress y to overwrite them, any other key to keep them."),

@@ -840,7 +840,42 @@ async fn agent_task(
                 let _ = ui.send(UiEvent::Notice(t, false));
             }
             Command::SetYolo(on) => session.surface().gate().set_yolo(on),
+            Command::ListModels => {
+                let (_, now) = session.provider().describe();
+                let now = now.to_string();
+                let text = match session.provider().models().await {
+                    Ok(list) if !list.is_empty() => format!(
+                        "The model is {now}. {} offers: {}. Switch with /model NAME.",
+                        session.provider().describe().0,
+                        list.join(", ")
+                    ),
+                    Ok(_) | Err(_) => format!("The model is {now}; switch with /model NAME."),
+                };
+                let _ = ui.send(UiEvent::Notice(text, false));
+            }
             Command::SetModel(model) => {
+                // A name the provider's list does not have is refused, with
+                // the names nearest to it; no list, no check.
+                if let Ok(list) = session.provider().models().await
+                    && !list.is_empty()
+                    && !list.contains(&model)
+                {
+                    let mut near: Vec<(f64, &String)> = list
+                        .iter()
+                        .map(|m| (strsim::jaro_winkler(m, &model), m))
+                        .collect();
+                    near.sort_by(|a, b| b.0.total_cmp(&a.0));
+                    let near: Vec<&str> = near.iter().take(3).map(|(_, m)| m.as_str()).collect();
+                    let _ = ui.send(UiEvent::Notice(
+                        format!(
+                            "{} has no model `{model}`; the nearest are: {}. /model lists them all.",
+                            session.provider().describe().0,
+                            near.join(", ")
+                        ),
+                        true,
+                    ));
+                    continue;
+                }
                 let mut overrides = crate::config::Overrides {
                     model: Some(model.clone()),
                     ..Default::default()
@@ -859,6 +894,7 @@ async fn agent_task(
                     Ok((p, f)) => {
                         facts = f;
                         session.set_provider(p, f.window, f.prices);
+                        let _ = ui.send(UiEvent::Model(model, f.prices));
                     }
                     Err(e) => {
                         let _ = ui.send(UiEvent::Notice(

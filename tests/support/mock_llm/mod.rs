@@ -383,6 +383,9 @@ async fn serve_conn(sock: TcpStream, state: &Mutex<State>) -> std::io::Result<()
 }
 
 /// Serves one request; `Ok(true)` when the connection may take another.
+/// The models the mock offers at `/models`.
+pub const MODELS: [&str; 3] = ["gpt-mock", "mock-1", "mock-2"];
+
 async fn serve_request(conn: &mut http::Conn, state: &Mutex<State>) -> std::io::Result<bool> {
     let req = match tokio::time::timeout(REQUEST_TIMEOUT, conn.read_request()).await {
         Ok(Ok(req)) => req,
@@ -393,6 +396,16 @@ async fn serve_request(conn: &mut http::Conn, state: &Mutex<State>) -> std::io::
         }
         Err(_) => return Err(std::io::Error::other("no complete request within 30 s")),
     };
+    // The model list (`/models`, `/v1/models`): not part of the script,
+    // and not recorded as a request.
+    if req.path.ends_with("/models") {
+        let list = serde_json::json!({"object": "list", "data": MODELS.iter()
+            .map(|m| serde_json::json!({"id": m, "object": "model"})).collect::<Vec<_>>()});
+        return conn
+            .respond(200, &[], "application/json", &list.to_string())
+            .await
+            .map(|()| true);
+    }
     let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
     let client_closes = req
         .headers
