@@ -14,6 +14,8 @@ pub fn render(text: &str, colors: bool) -> Vec<Line<'static>> {
     let mut styles: Vec<Style> = vec![Style::default()];
     let mut lists: Vec<Option<u64>> = Vec::new();
     let mut in_code = false;
+    // The fenced block's language, for highlighting.
+    let mut code_lang = String::new();
     let mut links: Vec<String> = Vec::new();
     let color = |c: Color| {
         if colors {
@@ -135,6 +137,11 @@ pub fn render(text: &str, colors: bool) -> Vec<Line<'static>> {
                     CodeBlockKind::Fenced(l) if !l.is_empty() => l.to_string(),
                     _ => "code".to_string(),
                 };
+                code_lang = lang
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or_default()
+                    .to_string();
                 lines.push(Line::from(Span::styled(
                     format!("─── {lang}"),
                     color(Color::DarkGray).add_modifier(Modifier::DIM),
@@ -149,11 +156,25 @@ pub fn render(text: &str, colors: bool) -> Vec<Line<'static>> {
                 )));
             }
             Event::Text(t) if in_code => {
-                for l in t.lines() {
-                    lines.push(Line::from(Span::styled(
-                        format!("  {l}"),
-                        color(Color::Cyan),
-                    )));
+                let highlighted = colors
+                    .then(|| super::highlight::highlight(&t, &code_lang, Style::default()))
+                    .flatten();
+                match highlighted {
+                    Some(hl) => {
+                        for pieces in hl {
+                            let mut spans = vec![Span::raw("  ")];
+                            spans.extend(pieces.into_iter().map(|(s, t)| Span::styled(t, s)));
+                            lines.push(Line::from(spans));
+                        }
+                    }
+                    None => {
+                        for l in t.lines() {
+                            lines.push(Line::from(Span::styled(
+                                format!("  {l}"),
+                                color(Color::Cyan),
+                            )));
+                        }
+                    }
                 }
             }
             Event::Text(t) => current.push(Span::styled(t.to_string(), style)),

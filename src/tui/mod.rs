@@ -7,6 +7,7 @@ mod cells;
 mod composer;
 mod custom;
 mod dialog;
+mod highlight;
 mod markdown;
 mod wrap;
 
@@ -150,6 +151,9 @@ pub async fn run(
         colors: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
     };
     let mut app = App::new(status, theme);
+    if theme.colors {
+        highlight::warm();
+    }
     let rules = config.rule_set();
     let shown = |p: &std::path::Path| {
         if let Ok(rel) = p.strip_prefix(&config.workspace) {
