@@ -62,6 +62,9 @@ pub enum Preview {
     Tail,
     /// All of it, as a checklist (`[x]` done, `[>]` current, `[ ]` to do).
     Checklist,
+    /// A file's numbered lines (`N<tab>text`): the first lines, the text
+    /// highlighted by the language of the file the summary names.
+    Numbered,
 }
 
 /// An after-effect of a successful call, on the paths it touched.

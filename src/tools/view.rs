@@ -7,7 +7,7 @@ use std::io::Read;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Effect, FileStamp, Tool, ToolContext, ToolError, blocking, cut_line, render};
+use super::{Effect, FileStamp, Preview, Tool, ToolContext, ToolError, blocking, cut_line, render};
 
 pub const MAX_LINES: usize = 2000;
 pub const MAX_LINE_CHARS: usize = 2000;
@@ -35,6 +35,10 @@ pub struct ViewArgs {
 impl Tool for View {
     type Args = ViewArgs;
     const NAME: &'static str = "view";
+
+    fn preview(&self) -> Preview {
+        Preview::Numbered
+    }
 
     fn description(&self) -> String {
         render(

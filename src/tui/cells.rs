@@ -209,6 +209,14 @@ impl Cell for ToolCell {
         let body: Vec<Line<'static>> = match &self.diff {
             Some(diff) => numbered_diff(diff, t),
             None if self.is_task_list() => self.output.lines().map(|l| task_line(l, t)).collect(),
+            None if self.preview == Preview::Numbered && t.colors => {
+                numbered_code(&self.output, &self.summary, t).unwrap_or_else(|| {
+                    self.output
+                        .lines()
+                        .map(|l| Line::from(Span::styled(l.to_string(), t.fg(Color::Gray))))
+                        .collect()
+                })
+            }
             None => self
                 .output
                 .lines()
@@ -254,6 +262,30 @@ impl ToolCell {
     fn is_task_list(&self) -> bool {
         self.preview == Preview::Checklist && self.state == ToolState::Done
     }
+}
+
+/// A file's numbered lines (`N<tab>text`) with the text highlighted by the
+/// language of `path`'s extension; `None` when it has no known language.
+fn numbered_code(output: &str, path: &str, t: &Theme) -> Option<Vec<Line<'static>>> {
+    let ext = std::path::Path::new(path.split_whitespace().next()?)
+        .extension()?
+        .to_str()?;
+    let rows: Vec<(&str, &str)> = output
+        .lines()
+        .map(|l| l.split_once('\t').unwrap_or(("", l)))
+        .collect();
+    let code: String = rows.iter().map(|(_, c)| format!("{c}\n")).collect();
+    let lit = super::highlight::highlight(&code, ext, Style::default())?;
+    Some(
+        rows.iter()
+            .zip(lit)
+            .map(|((num, _), pieces)| {
+                let mut spans = vec![Span::styled(format!("{num}\t"), t.fg(Color::DarkGray))];
+                spans.extend(pieces.into_iter().map(|(s, text)| Span::styled(text, s)));
+                Line::from(spans)
+            })
+            .collect(),
+    )
 }
 
 /// One line of a `todos` result: done dimmed and struck through, the task

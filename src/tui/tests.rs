@@ -906,3 +906,40 @@ fn a_message_queued_during_an_answer_waits_below_it_and_loses_its_label_when_sen
     let s = screen(&mut a, 80, 14, now);
     assert!(s.contains("› second") && !s.contains("(queued"), "{s}");
 }
+
+#[test]
+fn a_viewed_file_is_highlighted_by_its_language() {
+    use super::cells::{Cell, ToolCell, ToolState};
+    let cell = ToolCell {
+        name: "view".into(),
+        summary: "src/main.rs".into(),
+        preview: Preview::Numbered,
+        state: ToolState::Done,
+        output: "     1\tfn main() {\n     2\t    let s = \"hi\";\n     3\t}\n".into(),
+        diff: None,
+        expanded: true,
+    };
+    let lines = cell.lines(80, &Theme { colors: true });
+    let span = |text: &str| {
+        lines
+            .iter()
+            .flat_map(|l| l.spans.iter())
+            .find(|s| s.content.contains(text))
+            .map(|s| s.style.fg)
+            .unwrap_or_else(|| panic!("`{text}` not drawn: {lines:?}"))
+    };
+    assert_eq!(span("fn"), Some(ratatui::style::Color::Blue));
+    assert_eq!(span("hi"), Some(ratatui::style::Color::Green));
+    let text: String = lines[2].spans.iter().map(|s| s.content.as_ref()).collect();
+    assert!(
+        text.contains("2") && text.contains("let s = \"hi\";"),
+        "{text}"
+    );
+    // Without colours, or a language nobody knows, it is plain.
+    let plain = cell.lines(80, &Theme { colors: false });
+    assert!(plain.iter().all(|l| {
+        l.spans
+            .iter()
+            .all(|s| s.style.fg != Some(ratatui::style::Color::Blue))
+    }));
+}
