@@ -10,8 +10,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::mock_llm::{MockLlm, Reply, Step, call};
-use support::project::{FAST_LLM, Project, Wire, result_texts};
+use support::project::{FAST_LLM, Project, Wire};
 
 struct Lang {
     /// The server's binary, looked up on PATH.
@@ -36,40 +35,29 @@ struct Lang {
 /// The rounds of `calls` under --yolo in a trusted project, with the
 /// real toolchain's homes (rustup's proxies find their toolchain there).
 fn run(p: &Project, calls: Vec<(&str, Value)>) -> Vec<String> {
-    let n = calls.len();
-    let mut script: Vec<Step> = calls
-        .into_iter()
-        .enumerate()
-        .map(|(i, (name, args))| {
-            Step::Reply(Reply::tools(vec![call(&format!("c{i}"), name, args)]))
-        })
-        .collect();
-    script.push(Step::Reply(Reply::text("done")));
-    let mock = MockLlm::start(script);
-    let mut cmd = p.command_for(&mock, Wire::OpenAi, "go", &["--yolo", "--trust-project"]);
-    for var in [
+    let mut env: Vec<(String, std::ffi::OsString)> = [
         "RUSTUP_HOME",
         "CARGO_HOME",
         "RUSTUP_TOOLCHAIN",
         "AGENT_LSP_TRACE",
-    ] {
-        if let Some(v) = std::env::var_os(var) {
-            cmd.env(var, v);
-        }
-    }
+    ]
+    .iter()
+    .filter_map(|v| Some((v.to_string(), std::env::var_os(v)?)))
+    .collect();
     // Go's caches, where the sandbox lets a server write (the test's
     // home is agent's own, read-only to it).
-    cmd.env("GOCACHE", p.scratch().join("go-build"))
-        .env("GOPATH", p.scratch().join("go"));
+    env.push(("GOCACHE".into(), p.scratch().join("go-build").into()));
+    env.push(("GOPATH".into(), p.scratch().join("go").into()));
     if std::env::var_os("RUSTUP_HOME").is_none()
         && let Some(home) = std::env::var_os("HOME")
     {
-        cmd.env("RUSTUP_HOME", std::path::Path::new(&home).join(".rustup"));
+        env.push((
+            "RUSTUP_HOME".into(),
+            std::path::Path::new(&home).join(".rustup").into(),
+        ));
     }
-    support::project::Run::of(cmd.output().unwrap()).assert_ok();
-    (1..=n)
-        .map(|i| result_texts(&mock.requests()[i]).remove(0))
-        .collect()
+    let flags = ["--yolo", "--trust-project"];
+    support::project::rounds_with_env(p, Wire::OpenAi, calls, &flags, &env).1
 }
 
 fn installed(binary: &str) -> bool {

@@ -214,6 +214,17 @@ pub fn rounds(
     calls: Vec<(&str, Value)>,
     flags: &[&str],
 ) -> (MockLlm, Vec<String>) {
+    rounds_with_env(p, wire, calls, flags, &[])
+}
+
+/// [`rounds`] with more environment variables for the run.
+pub fn rounds_with_env(
+    p: &Project,
+    wire: Wire,
+    calls: Vec<(&str, Value)>,
+    flags: &[&str],
+    env: &[(String, std::ffi::OsString)],
+) -> (MockLlm, Vec<String>) {
     let n = calls.len();
     let mut script: Vec<Step> = calls
         .into_iter()
@@ -224,7 +235,9 @@ pub fn rounds(
         .collect();
     script.push(Step::Reply(Reply::text("done")));
     let mock = MockLlm::start(script);
-    p.run(&mock, wire, "go", flags).assert_ok();
+    let mut cmd = p.command_for(&mock, wire, "go", flags);
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
+    Run::of(cmd.output().unwrap()).assert_ok();
     let results = (1..=n)
         .map(|i| result_texts(&mock.requests()[i]).remove(0))
         .collect();
