@@ -9,12 +9,12 @@ use std::time::Instant;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{AgentEvent, NobodyToAsk, Session, SubAgents, TurnError, system_prompt};
+use crate::agent::{AgentEvent, Session, TurnError};
 use crate::cli::{InputFormat, OutputFormat};
 use crate::config::Config;
 use crate::llm::Provider;
-use crate::permission::{Answer, ApprovalRequest, Approver, Gate, GateConfig, Responder, Risk};
-use crate::tools::{Surface, ToolContext, Workspace};
+use crate::permission::{Answer, ApprovalRequest, Approver, Responder, Risk};
+use crate::wiring::{self, Live, ModelFacts, global_instructions};
 
 /// How a headless run reads and writes.
 #[derive(Debug, Clone, Copy)]
@@ -28,219 +28,6 @@ pub struct Io {
 /// Exit code for a run stopped by Ctrl-C, as shells report SIGINT.
 pub const EXIT_CANCELLED: u8 = 130;
 
-/// The one Surface of a session, with its gate, as every front end builds it.
-/// With a `provider`, its `agent` tool can start read-only sub-agents.
-pub fn new_surface(
-    config: &Config,
-    approver: Arc<dyn Approver>,
-    cancel: &CancellationToken,
-    history: Option<std::path::PathBuf>,
-    provider: Option<Arc<dyn Provider>>,
-) -> Surface {
-    let ctx = ToolContext::new(
-        Workspace::new(config.workspace.clone()).protecting(config.agent_files()),
-        config.bans(),
-        cancel.clone(),
-    )
-    .with_sandbox(config.sandbox())
-    .with_bash_limits(config.bash.clone())
-    .with_lsp(Arc::new({
-        let lsp = crate::lsp::LspManager::new(
-            config.lsp_servers.clone(),
-            config.workspace.clone(),
-            config.paths.data_dir.clone(),
-            config.lsp_timing.clone(),
-        );
-        if config.project_trusted {
-            lsp.trusted(config.sandbox())
-        } else {
-            lsp
-        }
-    }));
-    let mut ctx = match history {
-        Some(dir) => ctx.with_history(dir),
-        None => ctx,
-    };
-    ctx = if config.mcp_servers.is_empty() {
-        ctx
-    } else {
-        ctx.with_mcp(Arc::new(crate::mcp::McpManager::new(
-            &config.mcp_servers,
-            &config.workspace,
-            &config.paths.data_dir,
-        )))
-    };
-    let gate = Arc::new(Gate::new(
-        GateConfig {
-            rules: config.rule_set(),
-            yolo: config.yolo(),
-            workspace: config.workspace.clone(),
-            always_file: config.paths.user_config.clone(),
-        },
-        approver,
-    ));
-    if let Some(provider) = provider {
-        // The session's rules, grants and yolo switch judge a sub-agent's
-        // calls; nobody is asked.
-        let child_gate = gate.child(Arc::new(NobodyToAsk));
-        let surface = Surface::read_only(ctx.for_sub_agent(), Arc::new(child_gate));
-        ctx = ctx.with_delegate(Arc::new(SubAgents::new(
-            provider,
-            Arc::new(surface),
-            &config.workspace,
-            config.max_steps,
-            config.paths.data_dir.clone(),
-        )));
-    }
-    Surface::new(ctx, gate)
-}
-
-/// What a session knows of its model besides the connection.
-#[derive(Debug, Clone, Copy)]
-pub struct ModelFacts {
-    /// `None`: not known (compaction waits for the server to say so).
-    pub window: Option<u64>,
-    pub prices: Option<crate::llm::Prices>,
-}
-
-impl ModelFacts {
-    pub fn of(p: &crate::config::ResolvedProvider) -> ModelFacts {
-        ModelFacts {
-            window: p.context_window,
-            prices: p.prices,
-        }
-    }
-}
-
-/// A session with its own id, log, file history and Surface, new or
-/// continuing `resume`; every front end builds sessions this way.
-pub fn new_session_with(
-    config: &Config,
-    provider: Arc<dyn Provider>,
-    facts: ModelFacts,
-    approver: Arc<dyn Approver>,
-    cancel: &CancellationToken,
-    resume: Option<&crate::session::Loaded>,
-) -> Session {
-    let id = match resume {
-        Some(l) => l.header.id.clone(),
-        None => uuid::Uuid::new_v4().to_string(),
-    };
-    let history = config.paths.data_dir.join("history").join(&id);
-    let mut surface = new_surface(
-        config,
-        approver,
-        cancel,
-        Some(history),
-        Some(Arc::clone(&provider)),
-    );
-    let hooks = config.active_hooks();
-    if !hooks.is_empty() {
-        surface = surface.with_hooks(crate::hooks::Hooks::new(
-            &hooks,
-            crate::hooks::HookEnv {
-                session_id: id.clone(),
-                cwd: config.workspace.clone(),
-                transcript_path: crate::session::log_path(&config.paths.data_dir, &id),
-                // Hooks may read the transcript, which lives with agent's records.
-                sandbox: config.sandbox().hiding(Vec::new()),
-            },
-        ));
-    }
-    let surface = Arc::new(surface);
-    if let Some(lsp) = &surface.context().lsp {
-        lsp.watch();
-    }
-    // In the background: a slow server does not delay the first prompt.
-    if let Some(mcp) = &surface.context().mcp {
-        mcp.start(surface.external(), surface.names());
-    }
-    let (mut system, _) = {
-        let rules = config.rule_set();
-        system_prompt(
-            &config.workspace,
-            Some(&global_instructions(config)),
-            &|p| rules.denies_read(p),
-        )
-    };
-    if let Some(extra) = &config.append_system_prompt {
-        system.push_str("\n\n");
-        system.push_str(extra);
-    }
-    let (provider_id, model) = {
-        let (p, m) = provider.describe();
-        (p.to_string(), m.to_string())
-    };
-    let log = match resume {
-        Some(l) if l.header.v != 0 => crate::session::SessionLog::reopen(crate::session::log_path(
-            &config.paths.data_dir,
-            &id,
-        )),
-        // A transcript of the earlier format is converted once, into a log.
-        Some(l) => {
-            let log = crate::session::SessionLog::create(
-                &config.paths.data_dir,
-                crate::session::Header {
-                    v: crate::session::store::FORMAT,
-                    ..l.header.clone()
-                },
-            );
-            for e in &l.entries {
-                log.append(e);
-            }
-            log.flush();
-            log
-        }
-        None => crate::session::SessionLog::create(
-            &config.paths.data_dir,
-            crate::session::Header {
-                v: crate::session::store::FORMAT,
-                id: id.clone(),
-                created: time::OffsetDateTime::now_utc().unix_timestamp(),
-                cwd: config.workspace.clone(),
-                project: crate::session::store::project_root(&config.workspace),
-                git_root: crate::session::store::git_root(&config.workspace),
-                provider: provider_id.clone(),
-                model: model.clone(),
-                agent_version: env!("CARGO_PKG_VERSION").into(),
-                parent: None,
-            },
-        ),
-    };
-    let mut session = Session::new(id, provider, surface, system, config.max_steps)
-        .with_log(Arc::new(log))
-        .with_model_facts(facts.window, facts.prices);
-    if let Some(loaded) = resume {
-        let replay = crate::session::Replay::of(&loaded.entries);
-        session.resume(&replay);
-        let (was_p, was_m) = replay
-            .model
-            .clone()
-            .unwrap_or((loaded.header.provider.clone(), loaded.header.model.clone()));
-        if (was_p.as_str(), was_m.as_str()) != (provider_id.as_str(), model.as_str()) {
-            // The log says from where on another model answered.
-            if let Some(log) = session.log() {
-                log.append(&crate::session::Entry::Model {
-                    provider: provider_id,
-                    model,
-                });
-            }
-        }
-    }
-    session
-}
-
-/// The person's own instructions for every project: `AGENTS.md` beside
-/// their config file.
-pub fn global_instructions(config: &Config) -> std::path::PathBuf {
-    config
-        .paths
-        .user_config
-        .parent()
-        .map(|d| d.join("AGENTS.md"))
-        .unwrap_or_default()
-}
-
 /// The headless session: nobody to ask.
 pub fn new_session(
     config: &Config,
@@ -248,8 +35,8 @@ pub fn new_session(
     facts: ModelFacts,
     cancel: &CancellationToken,
     resume: Option<&crate::session::Loaded>,
-) -> Session {
-    new_session_with(
+) -> Live {
+    wiring::session(
         config,
         provider,
         facts,
@@ -257,38 +44,6 @@ pub fn new_session(
         cancel,
         resume,
     )
-}
-
-/// Which session a run continues: `--continue` (the newest of this
-/// project), `--resume ID` (an id or a unique prefix of one). Warnings
-/// (lines skipped in a damaged log, another project's session, another
-/// model) are for the person, on stderr or as notices.
-pub fn find_session(
-    config: &Config,
-    continue_last: bool,
-    resume: Option<&str>,
-) -> Result<Option<(crate::session::Loaded, Vec<String>)>, String> {
-    let data = &config.paths.data_dir;
-    let summary = if let Some(id) = resume {
-        crate::session::list::find(data, id).map_err(|e| e.to_string())?
-    } else if continue_last {
-        let root = crate::session::store::project_root(&config.workspace);
-        crate::session::list::latest(data, &root).map_err(|e| e.to_string())?
-    } else {
-        return Ok(None);
-    };
-    let loaded = crate::session::store::load(&summary.path).map_err(|e| e.to_string())?;
-    let mut notes = loaded.warnings.clone();
-    let root = crate::session::store::project_root(&config.workspace);
-    if loaded.header.project != root {
-        notes.push(format!(
-            "session {} was started in {}; it continues here, in {}",
-            loaded.header.id,
-            loaded.header.project.display(),
-            config.workspace.display()
-        ));
-    }
-    Ok(Some((loaded, notes)))
 }
 
 /// The approver of a run with nobody to ask: every question is answered at
@@ -321,44 +76,6 @@ impl Approver for HeadlessApprover {
     }
 }
 
-/// Ctrl-C, SIGTERM or SIGHUP: the run stops cleanly (tools cancelled, their
-/// process groups killed) instead of dying with orphans left behind.
-pub async fn stop_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let term = signal(SignalKind::terminate());
-    let hup = signal(SignalKind::hangup());
-    match (term, hup) {
-        (Ok(mut term), Ok(mut hup)) => {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-                _ = hup.recv() => {}
-            }
-        }
-        _ => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
-}
-
-/// SIGTERM or SIGHUP (a closed terminal): the TUI quits cleanly. Ctrl-C
-/// arrives there as a key, not a signal.
-pub async fn stop_signal_terminal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    ) {
-        (Ok(mut term), Ok(mut hup)) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = hup.recv() => {}
-            }
-        }
-        _ => std::future::pending().await,
-    }
-}
-
 /// Runs `prompt` and prints the outcome; returns the process exit code.
 pub async fn run(
     config: &Config,
@@ -377,7 +94,7 @@ pub async fn run(
     let cancel = CancellationToken::new();
     let on_interrupt = cancel.clone();
     tokio::spawn(async move {
-        stop_signal().await;
+        wiring::stop_signal().await;
         on_interrupt.cancel();
     });
     let sandbox = config.sandbox();
@@ -386,9 +103,9 @@ pub async fn run(
             "agent: note: this kernel has no Landlock, so bash commands run without the OS sandbox"
         );
     }
-    let mut session = new_session(config, provider, facts, &cancel, resume.as_ref());
+    let mut live = new_session(config, provider, facts, &cancel, resume.as_ref());
     let (provider_id, model) = {
-        let (p, m) = session.provider().describe();
+        let (p, m) = live.session.provider().describe();
         (p.to_string(), m.to_string())
     };
     if let Some(l) = &resume {
@@ -398,7 +115,7 @@ pub async fn run(
         if (was_p.as_str(), was_m.as_str()) != (provider_id.as_str(), model.as_str()) {
             eprintln!(
                 "agent: note: session {} was talking to {was_p} · {was_m}; it continues with {provider_id} · {model}",
-                session.id
+                live.session.id
             );
         }
     }
@@ -423,8 +140,8 @@ pub async fn run(
             "type": "system",
             "subtype": "init",
             "cwd": config.workspace,
-            "session_id": session.id,
-            "tools": session.tool_names(),
+            "session_id": live.session.id,
+            "tools": live.session.tool_names(),
             "mcp_servers": [],
             "model": model,
             "permissionMode": if config.yolo() { "bypassPermissions" } else { "default" },
@@ -434,11 +151,11 @@ pub async fn run(
             "provider": provider_id,
             "instructions_files": instructions,
             "resumed": resume.is_some(),
-            "context_window": session.context().1,
-            "context_window_known": session.context().2,
+            "context_window": live.session.context().1,
+            "context_window_known": live.session.context().2,
         }));
     }
-    let envelopes = std::sync::Mutex::new(Envelopes::new(&emit, &session.id, &model, partial));
+    let envelopes = std::sync::Mutex::new(Envelopes::new(&emit, &live.session.id, &model, partial));
     // Calls the gate refused, as Claude Code's `permission_denials` lists them.
     let calls = std::sync::Mutex::new(std::collections::HashMap::<String, (String, String)>::new());
     let denials = std::sync::Mutex::new(Vec::<serde_json::Value>::new());
@@ -508,27 +225,23 @@ pub async fn run(
                 break;
             }
         };
-        let outcome = session.run_turn(&prompt, &on_event, &cancel).await;
+        let outcome = live.session.run_turn(&prompt, &on_event, &cancel).await;
         if let Ok(mut e) = envelopes.lock() {
             e.flush();
         }
-        if let Some(e) = session.log().and_then(|l| l.error()) {
+        if let Some(e) = live.transcript_problem() {
             eprintln!("agent: warning: {e}");
         }
         let denials = std::mem::take(&mut *denials.lock().unwrap_or_else(|p| p.into_inner()));
-        code = report(&session, &outcome, format, denials, started, &emit);
+        code = report(&live.session, &outcome, format, denials, started, &emit);
         if matches!(outcome, Err(TurnError::Cancelled)) {
             break;
         }
     }
 
-    // Language servers get a clean shutdown (and are killed if they hang).
-    if let Some(lsp) = session.surface().context().lsp.clone() {
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(3), lsp.shutdown_all()).await;
-    }
-    if let Some(mcp) = session.surface().context().mcp.clone() {
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(3), mcp.shutdown()).await;
-    }
+    // Language servers and MCP servers get a clean shutdown (and are
+    // killed if they hang).
+    live.shutdown().await;
     code
 }
 
@@ -606,93 +319,6 @@ fn report(
 /// Error messages can quote a server's multi-line text; the exit line is one.
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// `agent permissions check [--json] TOOL ARGS`: the gate's judgment of one
-/// call, without running anything. Returns the text to print.
-pub fn permissions_check(
-    config: &Config,
-    tool: &str,
-    args: &str,
-    json: bool,
-) -> Result<String, String> {
-    let surface = new_surface(
-        config,
-        Arc::new(HeadlessApprover),
-        &CancellationToken::new(),
-        None,
-        None,
-    );
-    let call = crate::tools::ToolCall {
-        id: "check".into(),
-        name: tool.to_string(),
-        arguments: args.to_string(),
-    };
-    let (facts, j) = surface.judge(&call).map_err(|e| e.0)?;
-    let scope = facts.scope.describe(&config.workspace);
-    if json {
-        let v = json!({
-            "decision": j.decision,
-            "risk": facts.risk.level,
-            "reason": facts.risk.reason,
-            "scope": scope,
-            "rule": j.rule.as_ref().map(|r| &r.rule),
-            "rule_list": j.rule.as_ref().map(|r| r.list),
-            "rule_source": j.rule.as_ref().map(|r| &r.source),
-            "why": j.why,
-            "description": facts.description,
-            "banned": facts.banned.as_ref().map(|b| &b.command),
-        });
-        return Ok(v.to_string());
-    }
-    let rule = match &j.rule {
-        Some(r) => format!("{} ({} list in {})", r.rule, r.list, r.source),
-        None => "none".into(),
-    };
-    Ok(format!(
-        "decision: {}\nwhy:      {}\nrisk:     {} ({})\nscope:    {}\nrule:     {}\n",
-        j.decision, j.why, facts.risk.level, facts.risk.reason, scope, rule
-    ))
-}
-
-/// `agent permissions list`: the rules and bans in effect, with their sources.
-pub fn permissions_list(config: &Config) -> String {
-    let mut out = String::new();
-    let rules = config.rule_set();
-    if rules.rules().is_empty() {
-        out.push_str("rules: none (add [permissions] allow / ask / deny to a config file)\n");
-    } else {
-        out.push_str("rules (deny > ask > allow):\n");
-        for r in rules.rules() {
-            out.push_str(&format!(
-                "  {:<5}  {:<40}  {}\n",
-                r.list.to_string(),
-                r.text,
-                r.source
-            ));
-        }
-    }
-    if !config.project_trusted {
-        for rule in &config.project_wants.allow {
-            out.push_str(&format!(
-                "  {:<5}  {:<40}  {} (ignored until you trust this project: `agent trust`)\n",
-                "allow",
-                rule.escape_debug().to_string(),
-                config.project_config().display()
-            ));
-        }
-    }
-    out.push_str(&format!(
-        "yolo: {}\n",
-        if config.yolo() { "on" } else { "off" }
-    ));
-    out.push_str(
-        "banned commands (set [permissions] banned in ~/.config/agent/config.toml to change):\n",
-    );
-    for b in &config.banned {
-        out.push_str(&format!("  {b}\n"));
-    }
-    out
 }
 
 /// Claude Code's stream-json messages, assembled from the turn's events:
@@ -926,7 +552,7 @@ fn user_message(line: &str) -> Result<String, String> {
     let bad = |why: &str| {
         format!(
             "{why} in the input (--input-format stream-json): each line must be {{\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"...\"}}}}; got: {}",
-            crate::tools::cut_line(line, 200)
+            crate::text::cut_line(line, 200)
         )
     };
     let v: serde_json::Value =

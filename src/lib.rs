@@ -1,10 +1,10 @@
 //! `agent`: a terminal coding agent.
 //!
-//! The data path (see `AGENTS.md`): a front end (`headless`, later the TUI)
-//! drives an [`agent::Session`], which streams from an [`llm::Provider`] and
-//! hands every tool call to the one [`tools::Surface`]. Configuration comes
-//! from [`config`]. Nothing in `agent/`, `llm/` or `tools/` depends on a
-//! front end.
+//! The data path (see `AGENTS.md`): a front end (`headless`, `tui`) gets a
+//! session from [`wiring`], built from a [`config::Config`]; its
+//! [`agent::Session`] streams from an [`llm::Provider`] and hands every tool
+//! call to the one [`tools::Surface`]. Modules import one way, by the layers
+//! AGENTS.md lists; nothing below the front ends depends on one.
 
 pub mod agent;
 pub mod cli;
@@ -14,10 +14,14 @@ pub mod doctor;
 pub mod headless;
 pub mod hooks;
 pub mod llm;
+pub mod log;
 pub mod lsp;
 pub mod mcp;
 pub mod permission;
+pub mod realpath;
 pub mod session;
 pub mod shell;
+pub mod text;
 pub mod tools;
 pub mod tui;
+pub mod wiring;

@@ -72,7 +72,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         config.add_flag_rules(RuleList::Deny, &owned(deny), "--permission-mode")?;
     }
     config.append_system_prompt = cli.append_system_prompt.clone();
-    agent::session::set_log_dir(&config.paths.data_dir);
+    agent::log::set_log_dir(&config.paths.data_dir);
     agent::tools::Journal::set_dir(config.paths.data_dir.join("writes"));
     let grant = matches!(cli.command, Some(Command::Trust { yes: true, .. }));
     if (cli.trust_project || grant)
@@ -116,13 +116,13 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
                 } else {
                     args.clone()
                 };
-                let out = headless::permissions_check(&config, tool, &args, *json)
+                let out = agent::commands::permissions::check(&config, tool, &args, *json)
                     .map_err(anyhow::Error::msg)?;
                 print_out(&format!("{}\n", out.trim_end()));
                 Ok(0)
             }
             PermissionsAction::List => {
-                print_out(&headless::permissions_list(&config));
+                print_out(&agent::commands::permissions::list(&config));
                 Ok(0)
             }
         };
@@ -163,7 +163,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         action: McpAction::List,
     }) = &cli.command
     {
-        print_out(&agent::mcp::list(&config).await);
+        print_out(&agent::commands::mcp::list(&config).await);
         return Ok(0);
     }
     let cleaned = clean_interrupted_writes(&config);
@@ -187,7 +187,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         let code = agent::tui::run(
             &config,
             provider,
-            headless::ModelFacts::of(&resolved),
+            agent::wiring::ModelFacts::of(&resolved),
             agent::tui::Start {
                 first: cli.initial.clone(),
                 resume,
@@ -213,7 +213,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
     let code = headless::run(
         &config,
         provider,
-        headless::ModelFacts::of(&resolved),
+        agent::wiring::ModelFacts::of(&resolved),
         &prompt,
         headless::Io {
             output: cli.output_format,
@@ -237,7 +237,7 @@ const CLEAN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 fn clean_interrupted_writes(config: &Config) -> std::sync::mpsc::Receiver<()> {
     let removed = agent::tools::Journal::clean(&config.paths.data_dir.join("writes"));
     if removed > 0 {
-        agent::session::log(&format!(
+        agent::log::log(&format!(
             "removed {removed} temporary file(s) of writes an earlier run did not finish"
         ));
     }
@@ -246,7 +246,7 @@ fn clean_interrupted_writes(config: &Config) -> std::sync::mpsc::Receiver<()> {
     std::thread::spawn(move || {
         let removed = agent::tools::clean_project(&root);
         if removed > 0 {
-            agent::session::log(&format!(
+            agent::log::log(&format!(
                 "removed {removed} temporary file(s) of interrupted writes in {}",
                 root.display()
             ));
@@ -289,7 +289,7 @@ fn continuing(
     continue_last: bool,
     resume: Option<&str>,
 ) -> anyhow::Result<Option<agent::session::Loaded>> {
-    match headless::find_session(config, continue_last, resume) {
+    match agent::wiring::find_session(config, continue_last, resume) {
         Ok(Some((loaded, notes))) => {
             for n in notes {
                 eprintln!("agent: {n}");

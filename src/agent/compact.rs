@@ -46,7 +46,7 @@ impl Budget {
                 known: true,
             },
             None => Budget {
-                window: crate::config::DEFAULT_CONTEXT_WINDOW,
+                window: crate::llm::DEFAULT_CONTEXT_WINDOW,
                 known: false,
             },
         }

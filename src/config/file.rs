@@ -1,6 +1,7 @@
 //! One configuration file as written by a person: every field optional, unknown
 //! keys refused. Parsing errors name the file, line, column and key.
 
+use crate::llm::ProviderKind;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -110,18 +111,6 @@ pub struct ProviderFile {
     /// The model's context window in tokens; the conversation is compacted
     /// before a request would outgrow it.
     pub context_window: Option<u64>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ProviderKind {
-    /// Any OpenAI-compatible Chat Completions endpoint.
-    Openai,
-    /// Anthropic Messages.
-    Anthropic,
-    /// OpenAI's Responses API (`/responses`), which its newest models need.
-    #[serde(rename = "openai-responses")]
-    OpenaiResponses,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]

@@ -15,13 +15,13 @@ pub use trust::ProjectWants;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use file::{ConfigFile, PermissionsFile, ProviderKind};
+pub use file::{ConfigFile, PermissionsFile};
 use providers::ProviderTable;
 
+pub use crate::llm::{DEFAULT_CONTEXT_WINDOW, LlmSettings, ProviderKind, ResolvedProvider};
 use crate::permission::{Rule, RuleList, RuleSet};
 use crate::shell::{Ban, DEFAULT_BANNED, Sandbox, SandboxMode};
 use crate::tools::BashLimits;
-pub use providers::{DEFAULT_CONTEXT_WINDOW, ResolvedProvider};
 
 /// Where config and data live.
 #[derive(Debug, Clone)]
@@ -57,52 +57,6 @@ impl Paths {
                 data_dir: d.join("agent"),
             }),
             _ => Err(ConfigError::NoHome),
-        }
-    }
-}
-
-/// Settings of the LLM transport. Each time limit is one `[llm]` key, and
-/// the error a limit causes names that key.
-#[derive(Debug, Clone)]
-pub struct LlmSettings {
-    /// Attempts after the first for transient failures (`max_retries`).
-    pub max_retries: u32,
-    pub retry_base: Duration,
-    pub retry_max: Duration,
-    /// Longest time without an event once the response has begun, before
-    /// the first and between two (`idle_timeout_secs`); keep-alive pings do
-    /// not count as events.
-    pub idle_timeout: Duration,
-    pub connect_timeout: Duration,
-    /// Longest time from sending a request to the response's head
-    /// (`first_byte_timeout_secs`).
-    pub first_byte_timeout: Duration,
-    /// Attempts after the first for a request that got no event at all (no
-    /// head within `first_byte_timeout`, or only pings for `idle_timeout`)
-    /// (`first_byte_retries`): a server silent that long rarely answers the
-    /// next time, so a silent server fails in
-    /// `first_byte_timeout × (1 + first_byte_retries)`.
-    pub first_byte_retries: u32,
-    /// Longest one HTTP request may take from start to end
-    /// (`request_timeout_secs`); not retried.
-    pub request_timeout: Duration,
-    /// Longest `Retry-After` waited for (`max_retry_wait_secs`); a server
-    /// asking for more fails at once, saying how long it asked for.
-    pub max_retry_wait: Duration,
-}
-
-impl Default for LlmSettings {
-    fn default() -> Self {
-        LlmSettings {
-            max_retries: 4,
-            retry_base: Duration::from_millis(500),
-            retry_max: Duration::from_secs(30),
-            idle_timeout: Duration::from_secs(120),
-            connect_timeout: Duration::from_secs(15),
-            first_byte_timeout: Duration::from_secs(60),
-            first_byte_retries: 1,
-            request_timeout: Duration::from_secs(600),
-            max_retry_wait: Duration::from_secs(120),
         }
     }
 }

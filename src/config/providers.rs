@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::file::{ProviderFile, ProviderKind};
+use super::file::ProviderFile;
 use super::{ConfigError, Overrides};
-use crate::llm::Prices;
+use crate::llm::{Prices, ProviderKind, ResolvedProvider};
 
 #[derive(Debug, Clone)]
 struct ProviderDef {
@@ -23,34 +23,6 @@ struct ProviderDef {
     /// Where it was last changed, for error messages.
     origin: String,
 }
-
-/// A provider ready to connect to.
-#[derive(Debug, Clone)]
-pub struct ResolvedProvider {
-    pub id: String,
-    pub kind: ProviderKind,
-    pub base_url: String,
-    pub api_key: Option<String>,
-    pub api_key_env: Option<String>,
-    pub model: String,
-    pub headers: BTreeMap<String, String>,
-    pub max_tokens: u32,
-    pub thinking_budget: Option<u32>,
-    /// Responses API: `reasoning.effort` (`low`, `medium`, `high`...).
-    pub reasoning_effort: Option<String>,
-    /// USD per million tokens, when known.
-    pub prices: Option<Prices>,
-    /// Tokens the model can take in one request (prompt and answer), when
-    /// known (configured, or a model of the built-in table).
-    pub context_window: Option<u64>,
-}
-
-/// The window assumed for sizing a compaction of a model whose window is
-/// not known. No compaction happens before the server says the
-/// conversation is too long (a guess would compact too early for large
-/// models and too late for small ones); after that, the size it refused
-/// is the window.
-pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 
 pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
 

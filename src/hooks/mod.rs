@@ -333,7 +333,7 @@ impl Hooks {
             read_one(event, hook, ran, &mut verdict);
         }
         for n in &verdict.notices {
-            crate::session::log(n);
+            crate::log::log(n);
         }
         verdict
     }
@@ -369,7 +369,7 @@ impl Hooks {
 }
 
 fn read_one(event: Event, hook: &Hook, ran: Ran, verdict: &mut Verdict) {
-    let name = crate::tools::cut_line(&hook.command, 60);
+    let name = crate::text::cut_line(&hook.command, 60);
     let mut notice = |what: String| {
         verdict.notices.push(format!(
             "{} hook `{name}` {what}; the call went ahead as if it had not run",
@@ -427,7 +427,7 @@ fn read_one(event: Event, hook: &Hook, ran: Ran, verdict: &mut Verdict) {
             let tail = if err.is_empty() {
                 String::new()
             } else {
-                format!(": {}", crate::tools::cut_line(err, 300))
+                format!(": {}", crate::text::cut_line(err, 300))
             };
             notice(format!("failed (exit {code}){tail}"));
         }

@@ -29,13 +29,13 @@ pub(super) fn parse(stdout: &str) -> Result<Parsed, String> {
     let value: Value = serde_json::from_str(stdout).map_err(|e| {
         format!(
             "its output is not JSON ({e}): {}",
-            crate::tools::cut_line(stdout, 200)
+            crate::text::cut_line(stdout, 200)
         )
     })?;
     let Value::Object(top) = value else {
         return Err(format!(
             "its output must be a JSON object, not {}",
-            crate::tools::cut_line(stdout, 200)
+            crate::text::cut_line(stdout, 200)
         ));
     };
     let specific = match top.get("hookSpecificOutput") {

@@ -14,6 +14,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
+use super::ResolvedProvider;
 use super::openai::truncate;
 use super::prefix::{EncodedPrefix, open_array, push_element};
 use super::sse::SseEvent;
@@ -22,7 +23,6 @@ use super::{
     Completion, Content, EventFn, LlmError, Message, Provider, Request, Role, StopReason,
     StreamEvent, Usage,
 };
-use crate::config::ResolvedProvider;
 
 const API_VERSION: &str = "2023-06-01";
 

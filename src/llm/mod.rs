@@ -13,6 +13,7 @@ pub mod fuzzing;
 mod openai;
 mod prefix;
 mod responses;
+mod settings;
 pub mod sse;
 mod status;
 mod transport;
@@ -25,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use error::LlmError;
 
-use crate::config::{LlmSettings, ProviderKind, ResolvedProvider};
+pub use settings::{DEFAULT_CONTEXT_WINDOW, LlmSettings, ProviderKind, ResolvedProvider};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

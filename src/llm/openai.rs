@@ -15,6 +15,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::ResolvedProvider;
 use super::prefix::{EncodedPrefix, open_array, push_element};
 use super::sse::SseEvent;
 use super::transport::{Decoder, Seen, Transport};
@@ -22,7 +23,6 @@ use super::{
     Completion, Content, EventFn, LlmError, Message, Provider, Request, Role, StopReason,
     StreamEvent, Usage,
 };
-use crate::config::ResolvedProvider;
 
 pub(crate) struct OpenAi {
     transport: Transport,

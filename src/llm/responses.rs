@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::ResolvedProvider;
 use super::openai::truncate;
 use super::prefix::{EncodedPrefix, open_array, push_element};
 use super::sse::SseEvent;
@@ -20,7 +21,6 @@ use super::{
     Completion, Content, EventFn, LlmError, Message, Provider, Request, Role, StopReason,
     StreamEvent, Usage,
 };
-use crate::config::ResolvedProvider;
 
 pub(crate) struct Responses {
     transport: Transport,

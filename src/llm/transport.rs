@@ -37,7 +37,7 @@ use tokio_util::sync::CancellationToken;
 use super::sse::{SseEvent, SseParser};
 use super::status;
 use super::{Completion, EventFn, LlmError, StreamEvent};
-use crate::config::{LlmSettings, ResolvedProvider};
+use super::{LlmSettings, ResolvedProvider};
 
 /// What one SSE event was to the decoder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +66,7 @@ pub(crate) fn log_once(key: &str, line: &str) {
     static SEEN: Mutex<Option<HashSet<String>>> = Mutex::new(None);
     let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
     if seen.get_or_insert_default().insert(key.to_string()) {
-        crate::session::log(line);
+        crate::log::log(line);
     }
 }
 

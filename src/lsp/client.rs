@@ -287,7 +287,7 @@ fn on_message(st: &mut State, method: &str, params: Value) {
                 && let Some(m) = params.get("message").and_then(Value::as_str)
             {
                 let m = m.split_whitespace().collect::<Vec<_>>().join(" ");
-                st.last_error = Some(crate::tools::cut_line(&m, 300));
+                st.last_error = Some(crate::text::cut_line(&m, 300));
             }
         }
         "experimental/serverStatus" => {

@@ -300,7 +300,7 @@ impl LspManager {
                     return Ok(Arc::clone(client));
                 };
                 lock(&self.live).remove(&key);
-                crate::session::log(&format!("language server {name} exited ({status})"));
+                crate::log::log(&format!("language server {name} exited ({status})"));
                 let crashes = *crashes + 1;
                 if crashes >= MAX_FAILURES {
                     let reason = format!(
@@ -801,7 +801,7 @@ fn line(
         if i > 0 {
             out.push_str("\n      ");
         }
-        out.push_str(&crate::tools::cut_line(l.trim_end(), 300));
+        out.push_str(&crate::text::cut_line(l.trim_end(), 300));
     }
     if lines.len() > MESSAGE_LINES {
         out.push_str(&format!(
@@ -817,7 +817,7 @@ fn line(
         out.push_str(&format!(
             "\n      see {at}:{}: {}",
             r.location.range.start.line + 1,
-            crate::tools::cut_line(r.message.lines().next().unwrap_or_default(), 200)
+            crate::text::cut_line(r.message.lines().next().unwrap_or_default(), 200)
         ));
     }
     out
@@ -923,7 +923,7 @@ fn last_lines(path: &Path, n: usize) -> Vec<String> {
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
-        .map(|l| crate::tools::cut_line(l, 200))
+        .map(|l| crate::text::cut_line(l, 200))
         .collect();
     lines[lines.len().saturating_sub(n)..].to_vec()
 }

@@ -138,7 +138,7 @@ fn write_trace(trace: Option<&Arc<Mutex<std::fs::File>>>, dir: &str, body: &str)
             now.minute(),
             now.second(),
             now.millisecond(),
-            crate::tools::cut_line(body, 4096)
+            crate::text::cut_line(body, 4096)
         );
     }
 }

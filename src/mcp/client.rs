@@ -22,7 +22,7 @@ use rmcp::{RoleClient, ServiceError, ServiceExt};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::error_chain;
+use crate::text::error_chain;
 
 use super::ServerConfig;
 
@@ -176,7 +176,7 @@ impl Process {
             .lines()
             .map(str::trim_end)
             .filter(|l| !l.is_empty())
-            .map(|l| crate::tools::cut_line(l, 300))
+            .map(|l| crate::text::cut_line(l, 300))
             .collect();
         let skip = lines.len().saturating_sub(TAIL_LINES);
         (lines[skip..].to_vec(), &self.log)

@@ -115,7 +115,7 @@ impl Server {
                 }
             }
             Err(reason) => {
-                crate::session::log(&format!("MCP server {} failed: {reason}", self.name));
+                crate::log::log(&format!("MCP server {} failed: {reason}", self.name));
                 if let Some(registry) = self.registry() {
                     registry.stopped_starting(&self.source());
                 }
@@ -160,7 +160,7 @@ impl Server {
             .map(|t| Arc::new(McpTool::new(Arc::clone(self), t)) as Arc<dyn ExternalTool>)
             .collect();
         let notes = conn.instructions.as_ref().map(|i| {
-            let i = crate::tools::cut_line(i.trim(), MAX_INSTRUCTIONS);
+            let i = crate::text::cut_line(i.trim(), MAX_INSTRUCTIONS);
             render(
                 include_str!("../../templates/mcp_instructions.md"),
                 &[("server", self.name.clone()), ("instructions", i)],
@@ -170,7 +170,7 @@ impl Server {
             target.reserved.contains(n)
         });
         if !refused.is_empty() {
-            crate::session::log(&format!(
+            crate::log::log(&format!(
                 "MCP server {}: tools left out because their names are taken: {}",
                 self.name,
                 refused.join(", ")
@@ -264,7 +264,7 @@ async fn watch(
     };
     let Some(process) = &conn.process else { return };
     let reason = exit_reason(process, Some(&how));
-    crate::session::log(&format!("MCP server {}: {reason}", server.name));
+    crate::log::log(&format!("MCP server {}: {reason}", server.name));
     server.mark_exited(&conn, reason);
 }
 
@@ -318,7 +318,7 @@ impl McpManager {
     }
 
     /// Starts every enabled server and waits until each is ready or failed.
-    async fn start_and_wait(&self) {
+    pub async fn start_and_wait(&self) {
         let waits = self.servers.iter().map(|s| async move {
             s.begin_start();
             let mut rx = s.status.subscribe();
@@ -378,7 +378,7 @@ impl McpManager {
     }
 
     /// One block per server: state, and its tools when ready.
-    fn report(&self) -> String {
+    pub fn report(&self) -> String {
         let mut out = String::new();
         for s in &self.servers {
             let status = s.status.borrow().clone();
@@ -421,39 +421,11 @@ impl McpManager {
                         .unwrap_or_default();
                     out.push_str(&format!(
                         "  - {name}{marks}: {}\n",
-                        crate::tools::cut_line(about, 100)
+                        crate::text::cut_line(about, 100)
                     ));
                 }
             }
         }
         out
     }
-}
-
-/// `agent mcp list`: every configured server started (each waited for up
-/// to its startup timeout), its state and tools; then all stopped.
-pub async fn list(config: &crate::config::Config) -> String {
-    let mut out = String::new();
-    if config.mcp_servers.is_empty() {
-        out.push_str(&format!(
-            "No MCP servers are configured. Add a [mcp.<name>] table to {} (see README.md).\n",
-            config.paths.user_config.display()
-        ));
-    } else {
-        let manager = McpManager::new(
-            &config.mcp_servers,
-            &config.workspace,
-            &config.paths.data_dir,
-        );
-        manager.start_and_wait().await;
-        out.push_str(&manager.report());
-        manager.shutdown().await;
-    }
-    for (name, file) in &config.mcp_ignored {
-        out.push_str(&format!(
-            "{name}  ignored: defined in {}, and this project is not trusted (`agent trust` shows what it asks for; `agent trust --yes` trusts it)\n",
-            file.display(),
-        ));
-    }
-    out
 }

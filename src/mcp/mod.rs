@@ -5,7 +5,7 @@
 //! - `client`: one connection (the child process and its group, or HTTP),
 //!   the handshake, listing and calling tools, the stderr tail.
 //! - `manager`: every configured server, started in the background, waited
-//!   for by calls, restarted on the next use after it dies; `agent mcp list`.
+//!   for by calls, restarted on the next use after it dies.
 //! - `tool`: a server's tool as an [`ExternalTool`](crate::tools::ExternalTool):
 //!   facts from its annotations, results as text.
 //!
@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-pub use manager::{McpManager, list};
+pub use manager::McpManager;
 
 /// How long a server may take to start, unless configured.
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);

@@ -5,6 +5,7 @@
 //! tool. Results are the text contents joined, other contents described,
 //! capped like every tool's.
 
+use crate::text::cut_line;
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
@@ -15,7 +16,7 @@ use super::client::CallError;
 use super::manager::Server;
 use crate::llm::ToolSpec;
 use crate::permission::{CallFacts, RiskAssessment, Scope, Subjects};
-use crate::tools::{Effect, ExternalTool, ToolContext, ToolError, cut_line};
+use crate::tools::{Effect, ExternalTool, ToolContext, ToolError};
 
 /// Providers accept function names of at most this many characters.
 const MAX_NAME: usize = 64;
@@ -194,7 +195,7 @@ fn render_result(result: CallToolResult) -> Result<String, ToolError> {
     if text.trim().is_empty() {
         text = "(the tool returned no content)".into();
     }
-    crate::tools::cap_result(&mut text);
+    crate::text::cap_result(&mut text);
     if result.is_error == Some(true) {
         Err(ToolError::new(text))
     } else {
@@ -270,7 +271,7 @@ mod tests {
             "(the tool returned no content)"
         );
         let big = CallToolResult::success(vec![ContentBlock::Text(TextContent::new(
-            "é".repeat(crate::tools::MAX_RESULT_CHARS + 5),
+            "é".repeat(crate::text::MAX_RESULT_CHARS + 5),
         ))]);
         let text = render_result(big).unwrap();
         assert!(

@@ -608,7 +608,7 @@ impl Gate {
         drop(state);
         if let Err(e) = persist::add_allow_rules(&self.always_file, &self.workspace, &texts) {
             // The session grant above still holds; only the file failed.
-            crate::session::log(&format!(
+            crate::log::log(&format!(
                 "could not save the allow rule to {}: {e}",
                 self.always_file.display()
             ));

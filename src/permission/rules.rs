@@ -341,7 +341,7 @@ fn path_spec(spec: &str, workspace: &Path, home: Option<&Path>) -> Result<PathSp
     let whole = literal || text.strip_suffix("/**").is_some_and(|b| !b.contains(meta));
     let base = if literal { PathBuf::from(&text) } else { base };
     // Paths are compared as the kernel resolves them.
-    let base = crate::shell::paths::physical(&base).unwrap_or(base);
+    let base = crate::realpath::physical(&base).unwrap_or(base);
     Ok(PathSpec { glob, base, whole })
 }
 

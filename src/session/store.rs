@@ -304,7 +304,7 @@ fn fail(path: &Path, state: &mut LogState, e: &str) {
             "could not write the session log {}: {e}; this session may not be resumable",
             path.display()
         );
-        super::log(&msg);
+        crate::log::log(&msg);
         state.error = Some(msg);
     }
 }

@@ -259,7 +259,7 @@ impl Sandbox {
         if !plan.namespaces() {
             static SAID: std::sync::Once = std::sync::Once::new();
             SAID.call_once(|| {
-                crate::session::log(
+                crate::log::log(
                     "user namespaces are unavailable here: .git/hooks, .git/config and .agent/ stay writable to commands (Landlock alone cannot make them read-only), and a process that leaves a command's process group is not followed; `agent doctor` shows what is enforced",
                 )
             });

@@ -3,6 +3,7 @@
 //! approval) and shown; the body is capped; HTML becomes readable text with
 //! html2text (the only maintained HTML renderer for terminals in Rust).
 
+use crate::text::error_chain;
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -11,7 +12,7 @@ use reqwest::header::{CONTENT_TYPE, LOCATION};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Effect, Tool, ToolContext, ToolError, error_chain, render};
+use super::{Effect, Tool, ToolContext, ToolError, render};
 use crate::permission::{CallFacts, RiskAssessment, Scope, Subjects};
 
 /// The most a response body may be; the rest is not read.
@@ -138,7 +139,7 @@ impl Tool for Fetch {
             include_str!("../../templates/fetch.md"),
             &[
                 ("max_mib", (MAX_BYTES / (1024 * 1024)).to_string()),
-                ("max_chars", super::MAX_RESULT_CHARS.to_string()),
+                ("max_chars", crate::text::MAX_RESULT_CHARS.to_string()),
                 ("max_redirects", MAX_REDIRECTS.to_string()),
             ],
         )
@@ -309,7 +310,7 @@ async fn fetch(args: FetchArgs) -> Result<String, ToolError> {
         head.push_str(&format!("\nRedirected: {first} → {}", hops.join(" → ")));
     }
     let mut text = text.trim_end().to_string();
-    super::cap_result(&mut text);
+    crate::text::cap_result(&mut text);
     let result = format!("{head}\n\n{text}");
     if status.is_success() {
         Ok(result)

@@ -513,7 +513,7 @@ pub fn commit(
     .map_err(|e| ToolError::new(format!("could not write `{shown}`: {e}")))?;
     // Only a change that landed is one undo may reverse.
     if let Err(e) = ctx.history.landed(seq, Some(bytes)) {
-        crate::session::log(&format!(
+        crate::log::log(&format!(
             "could not record a change of {shown} in the file history: {e}"
         ));
     }

@@ -2,6 +2,7 @@
 //! `ignore`'s parallel walker, `grep-regex` and `grep-searcher`, results
 //! grouped by file and capped.
 
+use crate::text::cut_line;
 use std::sync::Mutex;
 
 use grep_regex::RegexMatcherBuilder;
@@ -11,7 +12,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::glob::{Flush, PathPattern};
-use super::{Effect, Tool, ToolContext, ToolError, blocking, cut_line, render};
+use super::{Effect, Tool, ToolContext, ToolError, blocking, render};
 
 pub const MAX_LINES: usize = 200;
 pub const MAX_LINE_CHARS: usize = 300;

@@ -144,7 +144,7 @@ impl Tool for References {
                 ctx.workspace.display(&file),
                 line + 1,
                 col + 1,
-                super::cut_line(&text, 200)
+                crate::text::cut_line(&text, 200)
             ));
         }
         Ok(out)

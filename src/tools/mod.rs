@@ -151,8 +151,6 @@ pub struct ToolContext {
     pub delegate: Option<Arc<dyn Delegate>>,
     /// This call's progress reports.
     pub progress: Progress,
-    /// The session's MCP servers, when any are configured.
-    pub mcp: Option<Arc<crate::mcp::McpManager>>,
     /// The gate's rules (set by the Surface): walks (`grep`, `glob`, `ls`)
     /// leave out what deny rules forbid reading.
     pub rules: Arc<crate::permission::RuleSet>,
@@ -174,7 +172,6 @@ impl ToolContext {
             todos: Arc::default(),
             delegate: None,
             progress: Progress::default(),
-            mcp: None,
             rules: Arc::default(),
         }
     }
@@ -208,19 +205,12 @@ impl ToolContext {
             todos: Arc::default(),
             delegate: None,
             progress: Progress::default(),
-            // No MCP tools in sub-agents, as in Crush.
-            mcp: None,
             ..self.clone()
         }
     }
 
     pub fn with_lsp(mut self, lsp: Arc<crate::lsp::LspManager>) -> ToolContext {
         self.lsp = Some(lsp);
-        self
-    }
-
-    pub fn with_mcp(mut self, mcp: Arc<crate::mcp::McpManager>) -> ToolContext {
-        self.mcp = Some(mcp);
         self
     }
 
@@ -333,45 +323,6 @@ pub(crate) fn render(template: &str, values: &[(&str, String)]) -> String {
     let mut out = template.trim().to_string();
     for (name, value) in values {
         out = out.replace(&format!("{{{{{name}}}}}"), value);
-    }
-    out
-}
-
-/// Cuts `s` to at most `max` characters, saying how much was cut.
-pub(crate) fn cut_line(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => {
-            let rest = s[i..].chars().count();
-            format!("{}… [{rest} more characters cut]", &s[..i])
-        }
-        None => s.to_string(),
-    }
-}
-
-/// Results longer than this many characters are cut (`fetch`, MCP tools).
-pub const MAX_RESULT_CHARS: usize = 100_000;
-
-/// Cuts `text` to [`MAX_RESULT_CHARS`] characters, saying how many more
-/// there were.
-pub(crate) fn cap_result(text: &mut String) {
-    let chars = text.chars().count();
-    if let Some((end, _)) = text.char_indices().nth(MAX_RESULT_CHARS) {
-        text.truncate(end);
-        text.push_str(&format!(
-            "\n… {} more characters not shown",
-            chars - MAX_RESULT_CHARS
-        ));
-    }
-}
-
-/// An error with its causes, on one line ("error sending request:
-/// connection refused").
-pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        out.push_str(&format!(": {s}"));
-        source = s.source();
     }
     out
 }

@@ -3,12 +3,13 @@
 //! sessions) and returns the child's final text; tools never depend on the
 //! agent loop.
 
+use crate::text::cut_line;
 use futures_util::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::{Effect, Tool, ToolContext, ToolError, cut_line, render};
+use super::{Effect, Tool, ToolContext, ToolError, render};
 
 /// Tools a sub-agent has: reading and searching, nothing that changes
 /// anything, and no `agent` (no nesting).

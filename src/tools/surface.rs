@@ -70,9 +70,7 @@ fn keep_for_undo(
         };
         match history.record_copy(path, existed) {
             Ok(seq) => kept.push((seq, path.clone())),
-            Err(e) => {
-                crate::session::log(&format!("could not keep {} for undo: {e}", path.display()))
-            }
+            Err(e) => crate::log::log(&format!("could not keep {} for undo: {e}", path.display())),
         }
     }
     kept
@@ -372,7 +370,7 @@ impl Surface {
             .and_then(|(t, a)| t.prepare(a).ok());
         match prepared {
             Some(p) => p.summary(),
-            None => crate::tools::cut_line(&call.arguments, 120),
+            None => crate::text::cut_line(&call.arguments, 120),
         }
     }
 
@@ -439,7 +437,7 @@ impl Surface {
         for (seq, path) in kept {
             let now = std::fs::read(&path).ok();
             if let Err(e) = history.landed(seq, now.as_deref()) {
-                crate::session::log(&format!("file history: {e}"));
+                crate::log::log(&format!("file history: {e}"));
             }
         }
         if let (Some(hooks), Some(input)) = (post, &input) {
@@ -589,7 +587,7 @@ fn parse_arguments(tool: &str, raw: &str) -> Result<Value, ToolError> {
             "arguments for `{tool}` must be a JSON object, not {other}; call it again with an object matching its schema"
         ))),
         Err(e) => {
-            let shown = crate::tools::cut_line(raw, 300);
+            let shown = crate::text::cut_line(raw, 300);
             Err(ToolError::new(format!(
                 "arguments for `{tool}` are not valid JSON ({e}): {shown}\nCall it again with a valid JSON object matching its schema."
             )))

@@ -2,12 +2,13 @@
 //! caps, binary refusal, lossy decoding of non-UTF-8 text, and "did you mean"
 //! for a missing file. Records the read in the read tracker.
 
+use crate::text::cut_line;
 use std::io::Read;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Effect, FileStamp, Preview, Tool, ToolContext, ToolError, blocking, cut_line, render};
+use super::{Effect, FileStamp, Preview, Tool, ToolContext, ToolError, blocking, render};
 
 pub const MAX_LINES: usize = 2000;
 pub const MAX_LINE_CHARS: usize = 2000;

@@ -91,7 +91,7 @@ fn read(name: &str, path: &Path) -> Option<Custom> {
         .unwrap_or_else(|| {
             body.lines()
                 .find(|l| !l.trim().is_empty())
-                .map(|l| crate::tools::cut_line(l.trim_start_matches('#').trim(), 60))
+                .map(|l| crate::text::cut_line(l.trim_start_matches('#').trim(), 60))
                 .unwrap_or_default()
         });
     Some(Custom {

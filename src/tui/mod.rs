@@ -36,10 +36,10 @@ pub use cells::Theme;
 
 use crate::agent::{Session, TurnError};
 use crate::config::Config;
-use crate::headless::{ModelFacts, new_session_with};
 use crate::llm::Provider;
 use crate::permission::{ApprovalRequest, Approver, Responder};
 use crate::session::Entry;
+use crate::wiring::{Live, ModelFacts};
 
 /// At most one frame per this long.
 const FRAME: Duration = Duration::from_millis(16);
@@ -125,7 +125,7 @@ pub async fn run(
     // escapes unwinds through the guard, which restores the terminal. A
     // panic caught inside a tool call leaves the screen alone.
     std::panic::set_hook(Box::new(|info| {
-        crate::session::log(&format!("panic: {info}"));
+        crate::log::log(&format!("panic: {info}"));
     }));
     let mut terminal = enter()?;
     let _guard = TerminalGuard;
@@ -175,7 +175,7 @@ pub async fn run(
         cwd: app.status.cwd.clone(),
         instructions: crate::agent::instructions_files(
             &config.workspace,
-            Some(&crate::headless::global_instructions(config)),
+            Some(&crate::wiring::global_instructions(config)),
             &|p| rules.denies_read(p),
         )
         .iter()
@@ -202,7 +202,7 @@ pub async fn run(
         app.submit(p);
     }
     let mut events = Some(EventStream::new());
-    let stop = crate::headless::stop_signal_terminal();
+    let stop = crate::wiring::stop_signal_terminal();
     tokio::pin!(stop);
     let mut dirty = true;
     let mut last_draw = Instant::now() - FRAME;
@@ -360,7 +360,7 @@ async fn run_own_command(workspace: &std::path::Path, cmd: &str) -> (String, Str
             format!("stopped after {} s", OWN_COMMAND_TIMEOUT.as_secs()),
         ),
     };
-    let output = crate::tools::cut_line(output.trim_end(), OWN_COMMAND_OUTPUT);
+    let output = crate::text::cut_line(output.trim_end(), OWN_COMMAND_OUTPUT);
     let shown = if output.is_empty() {
         format!("({status})")
     } else {
@@ -443,31 +443,21 @@ fn edit_in_editor(draft: &str) -> std::io::Result<String> {
     std::fs::read_to_string(file.path())
 }
 
-/// Language servers and MCP servers with their state, for the status line.
-async fn server_status(surface: &crate::tools::Surface) -> Vec<(String, String)> {
-    let mut list = match &surface.context().lsp {
-        Some(lsp) => lsp.status().await,
-        None => Vec::new(),
-    };
-    if let Some(mcp) = &surface.context().mcp {
-        list.extend(mcp.status());
-    }
-    list
-}
-
 /// Keeps the status line current while MCP servers start, fail or exit in
 /// the background; cancel the token when the session goes.
-fn watch_servers(session: &Session, ui: &mpsc::UnboundedSender<UiEvent>) -> CancellationToken {
+fn watch_servers(live: &Live, ui: &mpsc::UnboundedSender<UiEvent>) -> CancellationToken {
     let stop = CancellationToken::new();
-    let surface = Arc::clone(session.surface());
-    if surface.context().mcp.is_some() {
+    if let Some(mcp) = live.mcp.clone() {
         let (tx, stop) = (ui.clone(), stop.clone());
+        let lsp = live.session.surface().context().lsp.clone();
         tokio::spawn(async move {
             loop {
-                let _ = tx.send(UiEvent::Servers(server_status(&surface).await));
-                let Some(mcp) = &surface.context().mcp else {
-                    break;
+                let mut list = match &lsp {
+                    Some(lsp) => lsp.status().await,
+                    None => Vec::new(),
                 };
+                list.extend(mcp.status());
+                let _ = tx.send(UiEvent::Servers(list));
                 tokio::select! {
                     _ = stop.cancelled() => break,
                     _ = mcp.changed() => {}
@@ -597,7 +587,7 @@ async fn agent_task(
     let new_session = |provider: Arc<dyn Provider>,
                        facts: ModelFacts,
                        resume: Option<&crate::session::Loaded>| {
-        new_session_with(
+        crate::wiring::session(
             &config,
             provider,
             facts,
@@ -606,17 +596,17 @@ async fn agent_task(
             resume,
         )
     };
-    let mut session = new_session(provider.clone(), facts, start.resume.as_ref());
-    let _ = ui.send(UiEvent::Session(session.id.clone()));
+    let mut live = new_session(provider.clone(), facts, start.resume.as_ref());
+    let _ = ui.send(UiEvent::Session(live.session.id.clone()));
     if let Some(loaded) = &start.resume {
-        show_resumed(&ui, &session, loaded);
+        show_resumed(&ui, &live.session, loaded);
     }
     if start.pick {
         let _ = ui.send(UiEvent::Picker(session_items(&config)));
     }
-    let mut watching = watch_servers(&session, &ui);
+    let mut watching = watch_servers(&live, &ui);
     // Changes made outside the agent show up as notices.
-    if let Some(lsp) = &session.surface().context().lsp {
+    if let Some(lsp) = &live.session.surface().context().lsp {
         let mut changes = lsp.external_changes.subscribe();
         let tx = ui.clone();
         let root = config.workspace.clone();
@@ -669,9 +659,9 @@ async fn agent_task(
                 let on_event = move |ev| {
                     let _ = tx.send(UiEvent::Agent(ev));
                 };
-                let surface = Arc::clone(session.surface());
+                let surface = Arc::clone(live.session.surface());
                 let result = {
-                    let run = session.run_turn(&prompt, &on_event, &turn);
+                    let run = live.session.run_turn(&prompt, &on_event, &turn);
                     tokio::pin!(run);
                     // Interrupts arrive while the turn runs.
                     loop {
@@ -686,7 +676,7 @@ async fn agent_task(
                         }
                     }
                 };
-                let _ = ui.send(UiEvent::Servers(server_status(session.surface()).await));
+                let _ = ui.send(UiEvent::Servers(live.server_status().await));
                 let done = match result {
                     Ok(_) | Err(TurnError::Cancelled) => Ok(()),
                     Err(e) => Err(e.to_string()),
@@ -696,9 +686,9 @@ async fn agent_task(
             Command::Clear => {
                 // The old session's MCP servers stop with it.
                 watching.cancel();
-                session = new_session(provider.clone(), facts, None);
-                let _ = ui.send(UiEvent::Session(session.id.clone()));
-                watching = watch_servers(&session, &ui);
+                live = new_session(provider.clone(), facts, None);
+                let _ = ui.send(UiEvent::Session(live.session.id.clone()));
+                watching = watch_servers(&live, &ui);
             }
             Command::Resume(id) => {
                 let found = crate::session::list::find(&config.paths.data_dir, &id)
@@ -707,11 +697,11 @@ async fn agent_task(
                 match found {
                     Ok(loaded) => {
                         watching.cancel();
-                        session = new_session(provider.clone(), facts, Some(&loaded));
+                        live = new_session(provider.clone(), facts, Some(&loaded));
                         let _ = ui.send(UiEvent::Reset);
-                        let _ = ui.send(UiEvent::Session(session.id.clone()));
-                        show_resumed(&ui, &session, &loaded);
-                        watching = watch_servers(&session, &ui);
+                        let _ = ui.send(UiEvent::Session(live.session.id.clone()));
+                        show_resumed(&ui, &live.session, &loaded);
+                        watching = watch_servers(&live, &ui);
                     }
                     Err(e) => {
                         let _ = ui.send(UiEvent::Notice(format!("cannot resume: {e}"), true));
@@ -727,11 +717,12 @@ async fn agent_task(
                     let _ = tx.send(UiEvent::Agent(ev));
                 };
                 let turn = CancellationToken::new();
-                let r = session
+                let r = live
+                    .session
                     .compact_now(focus.as_deref(), &on_event, &turn)
                     .await
                     .map_err(|e| e.to_string());
-                let (tokens, window, known) = session.context();
+                let (tokens, window, known) = live.session.context();
                 let _ = ui.send(UiEvent::Agent(crate::agent::AgentEvent::Context {
                     tokens,
                     window,
@@ -740,7 +731,7 @@ async fn agent_task(
                 let _ = ui.send(UiEvent::TurnDone(r));
             }
             Command::Undo { redo, force } => {
-                let (text, error) = undo(&config, &session, None, redo, force);
+                let (text, error) = undo(&config, &live.session, None, redo, force);
                 // Files changed since: the person decides, with `y`.
                 let _ = ui.send(if error && text.contains(CONFLICT) {
                     UiEvent::Confirm(text, Command::Undo { redo, force: true })
@@ -749,7 +740,7 @@ async fn agent_task(
                 });
             }
             Command::Rewind(None) => {
-                let points = session.rewind_points();
+                let points = live.session.rewind_points();
                 let text = if points.is_empty() {
                     "No turn to rewind to (turns before a compaction or a resume cannot be rewound).".to_string()
                 } else {
@@ -769,12 +760,12 @@ async fn agent_task(
                 let mut notes = Vec::new();
                 let mut failed = false;
                 if what != "chat" {
-                    let (text, err) = undo(&config, &session, Some(n), false, false);
+                    let (text, err) = undo(&config, &live.session, Some(n), false, false);
                     failed = err;
                     notes.push(text);
                 }
                 if what != "code" && !failed {
-                    match session.rewind(n) {
+                    match live.session.rewind(n) {
                         Some(prompt) => {
                             notes.push(format!("The conversation is back to before turn {n}; its prompt was:\n{prompt}"));
                         }
@@ -786,25 +777,25 @@ async fn agent_task(
                 let _ = ui.send(UiEvent::Notice(notes.join("\n"), failed));
             }
             Command::Status => {
-                let (p, m) = session.provider().describe();
-                let (tokens, window, known) = session.context();
+                let (p, m) = live.session.provider().describe();
+                let (tokens, window, known) = live.session.context();
                 let rules = config.rule_set();
                 let files = crate::agent::instructions_files(
                     &config.workspace,
-                    Some(&crate::headless::global_instructions(&config)),
+                    Some(&crate::wiring::global_instructions(&config)),
                     &|p| rules.denies_read(p),
                 );
                 let mut t = format!(
                     "session {}\nlog {}\nmodel {p} · {m}\ncontext ~{tokens} tokens{}\nturns {}, tool calls {}\ninstructions: {}",
-                    session.id,
-                    crate::session::log_path(&config.paths.data_dir, &session.id).display(),
+                    live.session.id,
+                    crate::session::log_path(&config.paths.data_dir, &live.session.id).display(),
                     if known {
                         format!(" of {window} ({}%)", tokens * 100 / window.max(1))
                     } else {
                         " (the model's window is not known: set `context_window` in [providers.<id>] to compact before it is full)".to_string()
                     },
-                    session.turns(),
-                    session.tool_calls(),
+                    live.session.turns(),
+                    live.session.tool_calls(),
                     if files.is_empty() {
                         "none".to_string()
                     } else {
@@ -815,14 +806,14 @@ async fn agent_task(
                             .join(", ")
                     }
                 );
-                if let Some(e) = session.log().and_then(|l| l.error()) {
+                if let Some(e) = live.transcript_problem() {
                     t.push_str(&format!("\n{e}"));
                 }
                 let _ = ui.send(UiEvent::Notice(t, false));
             }
             Command::Cost => {
                 let mut t = String::from("Cost of this session (sub-agents included):\n");
-                for m in session.usage_by_model() {
+                for m in live.session.usage_by_model() {
                     let u = m.usage;
                     t.push_str(&format!(
                         "  {} · {}: {} in, {} out, {} cache read, {} cache write: {}\n",
@@ -838,19 +829,19 @@ async fn agent_task(
                         })
                     ));
                 }
-                if let Some(c) = session.cost() {
+                if let Some(c) = live.session.cost() {
                     t.push_str(&format!("  total: ${c:.4}"));
                 }
                 let _ = ui.send(UiEvent::Notice(t, false));
             }
-            Command::SetYolo(on) => session.surface().gate().set_yolo(on),
+            Command::SetYolo(on) => live.session.surface().gate().set_yolo(on),
             Command::ListModels => {
-                let (_, now) = session.provider().describe();
+                let (_, now) = live.session.provider().describe();
                 let now = now.to_string();
-                let text = match session.provider().models().await {
+                let text = match live.session.provider().models().await {
                     Ok(list) if !list.is_empty() => format!(
                         "The model is {now}. {} offers: {}. Switch with /model NAME.",
-                        session.provider().describe().0,
+                        live.session.provider().describe().0,
                         list.join(", ")
                     ),
                     Ok(_) | Err(_) => format!("The model is {now}; switch with /model NAME."),
@@ -860,7 +851,7 @@ async fn agent_task(
             Command::SetModel(model) => {
                 // A name the provider's list does not have is refused, with
                 // the names nearest to it; no list, no check.
-                if let Ok(list) = session.provider().models().await
+                if let Ok(list) = live.session.provider().models().await
                     && !list.is_empty()
                     && !list.contains(&model)
                 {
@@ -873,7 +864,7 @@ async fn agent_task(
                     let _ = ui.send(UiEvent::Notice(
                         format!(
                             "{} has no model `{model}`; the nearest are: {}. /model lists them all.",
-                            session.provider().describe().0,
+                            live.session.provider().describe().0,
                             near.join(", ")
                         ),
                         true,
@@ -884,7 +875,7 @@ async fn agent_task(
                     model: Some(model.clone()),
                     ..Default::default()
                 };
-                overrides.provider = Some(session.provider().describe().0.to_string());
+                overrides.provider = Some(live.session.provider().describe().0.to_string());
                 let switched = config
                     .with_overrides(overrides)
                     .resolve_provider(&|n| std::env::var(n).ok())
@@ -897,7 +888,7 @@ async fn agent_task(
                 match switched {
                     Ok((p, f)) => {
                         facts = f;
-                        session.set_provider(p, f.window, f.prices);
+                        live.session.set_provider(p, f.window, f.prices);
                         let _ = ui.send(UiEvent::Model(model, f.prices));
                     }
                     Err(e) => {
@@ -909,7 +900,7 @@ async fn agent_task(
                 }
             }
             Command::Diff => {
-                let history = &session.surface().context().history;
+                let history = &live.session.surface().context().history;
                 let text = match history.plan_since(1) {
                     Ok(Some(plan)) if !plan.files.is_empty() => plan
                         .files
@@ -931,7 +922,10 @@ async fn agent_task(
                 let _ = ui.send(UiEvent::Notice(text, false));
             }
             Command::Permissions => {
-                let _ = ui.send(UiEvent::Notice(permissions_text(&config, &session), false));
+                let _ = ui.send(UiEvent::Notice(
+                    permissions_text(&config, &live.session),
+                    false,
+                ));
             }
             Command::Shell(cmd) => {
                 let (shown, context) = run_own_command(&config.workspace, &cmd).await;
@@ -943,14 +937,9 @@ async fn agent_task(
         }
     }
     watching.cancel();
-    if let Some(lsp) = session.surface().context().lsp.clone() {
-        let _ = tokio::time::timeout(Duration::from_secs(2), lsp.shutdown_all()).await;
-    }
-    if let Some(mcp) = session.surface().context().mcp.clone() {
-        let _ = tokio::time::timeout(Duration::from_secs(2), mcp.shutdown()).await;
-    }
+    live.shutdown().await;
     root_cancel.cancel();
-    (!session.messages().is_empty()).then(|| session.id.clone())
+    (!live.session.messages().is_empty()).then(|| live.session.id.clone())
 }
 
 /// This project's sessions for the picker: (id, "time · turns · title").

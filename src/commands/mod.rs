@@ -1,5 +1,9 @@
-//! Subcommands that work on sessions on disk without a model:
-//! `agent sessions` and `agent undo` / `agent redo`.
+//! Subcommands that run without a model: `agent sessions`,
+//! `agent undo` / `agent redo` (sessions on disk, here), `agent mcp list`
+//! and `agent permissions check|list`.
+
+pub mod mcp;
+pub mod permissions;
 
 use std::path::Path;
 
