@@ -22,6 +22,7 @@ pub mod realpath;
 pub mod session;
 pub mod shell;
 pub mod text;
+pub mod tls;
 pub mod tools;
 pub mod tui;
 pub mod wiring;

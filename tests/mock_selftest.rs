@@ -34,6 +34,7 @@ fn post(url: &str, body: &Value) -> Resp {
         .enable_all()
         .build();
     rt.unwrap().block_on(async {
+        agent::tls::install();
         let client = reqwest::Client::builder().read_timeout(Duration::from_millis(500));
         let req = client
             .build()

@@ -85,6 +85,7 @@ const MAX_REPORTED_BODY: usize = 64 * 1024;
 
 impl Transport {
     pub fn new(p: &ResolvedProvider, settings: &LlmSettings) -> Result<Transport, LlmError> {
+        crate::tls::install();
         let http = reqwest::Client::builder()
             .connect_timeout(settings.connect_timeout)
             .user_agent(concat!("agent/", env!("CARGO_PKG_VERSION")))

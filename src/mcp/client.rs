@@ -253,6 +253,7 @@ impl Connection {
                             .map_err(|e| format!("header `{k}`: {e}"))?;
                     headers.insert(name, value);
                 }
+                crate::tls::install();
                 let transport = StreamableHttpClientTransport::<reqwest::Client>::from_config(
                     StreamableHttpClientTransportConfig::with_uri(url.as_str())
                         .custom_headers(headers),

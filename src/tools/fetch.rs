@@ -201,6 +201,7 @@ async fn fetch(args: FetchArgs) -> Result<String, ToolError> {
         .timeout_secs
         .unwrap_or(DEFAULT_TIMEOUT_SECS)
         .clamp(1, MAX_TIMEOUT_SECS);
+    crate::tls::install();
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(secs))
