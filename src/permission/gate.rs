@@ -32,6 +32,19 @@ use super::persist;
 use super::rules::{Rule, RuleList, RuleSet};
 use super::{Risk, RiskAssessment};
 
+/// What PreToolUse hooks said about one call, as the gate weighs it
+/// (steps 4 and 5). A hook's deny never reaches the gate: it is the result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HookWord {
+    /// No hook ran, or none decided.
+    #[default]
+    Silent,
+    /// Ask the person about this call.
+    Ask,
+    /// This call is approved.
+    Allow,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
@@ -170,8 +183,6 @@ impl Drop for Responder {
 #[derive(Default)]
 struct State {
     grants: HashSet<String>,
-    hook_approved: HashSet<String>,
-    hook_asked: HashSet<String>,
     pending: HashMap<u64, oneshot::Sender<Answer>>,
     next_id: u64,
     waiting: usize,
@@ -271,16 +282,6 @@ impl Gate {
         self.yolo.store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// Marks a call approved by a PreToolUse hook (step 5).
-    pub fn approve_by_hook(&self, call_id: &str) {
-        self.shared.lock().hook_approved.insert(call_id.to_string());
-    }
-
-    /// Marks a call a PreToolUse hook wants the person asked about (step 4).
-    pub fn ask_by_hook(&self, call_id: &str) {
-        self.shared.lock().hook_asked.insert(call_id.to_string());
-    }
-
     pub fn yolo(&self) -> bool {
         self.yolo.load(std::sync::atomic::Ordering::Relaxed)
     }
@@ -306,9 +307,10 @@ impl Gate {
         self.shared.lock().rules.clone()
     }
 
-    /// Steps 1–10 without asking anyone.
-    pub fn judge(&self, facts: &CallFacts, call_id: &str) -> Judgment {
-        let mut state = self.shared.lock();
+    /// Steps 1–10 without asking anyone; `hook` is what PreToolUse hooks
+    /// said about this very call.
+    pub fn judge(&self, facts: &CallFacts, hook: HookWord) -> Judgment {
+        let state = self.shared.lock();
         let j = |decision, why: String, rule: Option<&Rule>, cacheable| Judgment {
             decision,
             why,
@@ -356,7 +358,7 @@ impl Gate {
                 false,
             );
         }
-        if state.hook_asked.contains(call_id) {
+        if hook == HookWord::Ask {
             return j(
                 Decision::Ask,
                 "a PreToolUse hook asks about this call".into(),
@@ -364,8 +366,7 @@ impl Gate {
                 false,
             );
         }
-        // "This very call": a hook's approval is used once.
-        if state.hook_approved.remove(call_id) {
+        if hook == HookWord::Allow {
             return j(
                 Decision::Allow,
                 "approved by a PreToolUse hook".into(),
@@ -408,15 +409,17 @@ impl Gate {
         j(Decision::Ask, "needs approval".into(), None, true)
     }
 
-    /// Decides a call, asking the person when needed. `Err` is the tool
-    /// result for a denied call.
+    /// Decides a call, asking the person when needed; `hook` is what
+    /// PreToolUse hooks said about this very call. `Err` is the tool result
+    /// for a denied call.
     pub async fn check(
         &self,
         facts: &CallFacts,
         call_id: &str,
+        hook: HookWord,
         cancel: &CancellationToken,
     ) -> Result<(), Denial> {
-        let judgment = self.judge(facts, call_id);
+        let judgment = self.judge(facts, hook);
         let mut by = match &judgment.rule {
             Some(r) => format!("rule `{}` ({} list in {})", r.rule, r.list, r.source),
             None => judgment.why.clone(),
@@ -430,11 +433,7 @@ impl Gate {
                 outcome
             }
         };
-        // A hook's word is about this very call, whatever was decided.
-        let mut state = self.shared.lock();
-        state.hook_approved.remove(call_id);
-        state.hook_asked.remove(call_id);
-        state.decisions.push(DecisionRecord {
+        self.shared.lock().decisions.push(DecisionRecord {
             call_id: call_id.to_string(),
             tool: facts.tool.clone(),
             decision: if outcome.is_ok() { "allow" } else { "deny" }.into(),
@@ -509,9 +508,10 @@ impl Gate {
         let Some(_turn) = turn else {
             return Err(cancelled());
         };
-        // A request that waited may be covered by what was granted meanwhile.
+        // A request that waited may be covered by what was granted meanwhile
+        // (only a request no hook spoke about reaches step 10, `cacheable`).
         if judgment.cacheable {
-            let again = self.judge(facts, call_id);
+            let again = self.judge(facts, HookWord::Silent);
             if again.decision == Decision::Allow {
                 *who = format!("{} (granted while it waited)", again.why);
                 return Ok(());

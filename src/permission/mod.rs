@@ -11,7 +11,7 @@ mod rules;
 pub use facts::{Banned, CallFacts, CommandSubject, Scope, Subjects};
 pub use gate::{
     Answer, ApprovalRequest, Approver, Choice, Decision, DecisionRecord, Denial, Gate, GateConfig,
-    Judgment, Responder, RuleRef, denial_text,
+    HookWord, Judgment, Responder, RuleRef, denial_text,
 };
 pub use risk::{Risk, RiskAssessment};
 pub use rules::{Rule, RuleList, RuleSet, TOOL_NAMES, normalize_host};

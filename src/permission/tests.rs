@@ -126,7 +126,7 @@ fn bash(cmd: &str, risk: Risk) -> CallFacts {
 }
 
 fn decision(g: &Gate, f: &CallFacts) -> Decision {
-    g.judge(f, "call").decision
+    g.judge(f, HookWord::Silent).decision
 }
 
 #[test]
@@ -139,7 +139,7 @@ fn step1_deny_rule_wins_even_under_yolo() {
         true,
         Arc::new(Vanishing),
     );
-    let j = g.judge(&bash("git push origin", Risk::Medium), "c");
+    let j = g.judge(&bash("git push origin", Risk::Medium), HookWord::Silent);
     assert_eq!(j.decision, Decision::Deny);
     assert_eq!(j.rule.unwrap().rule, "bash(git push:*)");
 }
@@ -174,17 +174,16 @@ fn step4_ask_rule_beats_allow_rule_and_read_only() {
     );
     let mut f = bash("git status", Risk::Low);
     f.needs_approval = false;
-    let j = g.judge(&f, "c");
+    let j = g.judge(&f, HookWord::Silent);
     assert_eq!((j.decision, j.cacheable), (Decision::Ask, false));
 }
 
 #[test]
-fn step5_hook_approval_is_per_call_id() {
+fn step5_hook_approval_is_per_call() {
     let g = gate_with(&[], false, Arc::new(Vanishing));
-    g.approve_by_hook("c1");
     let f = bash("cargo build", Risk::Low);
-    assert_eq!(g.judge(&f, "c1").decision, Decision::Allow);
-    assert_eq!(g.judge(&f, "c2").decision, Decision::Ask);
+    assert_eq!(g.judge(&f, HookWord::Allow).decision, Decision::Allow);
+    assert_eq!(g.judge(&f, HookWord::Silent).decision, Decision::Ask);
 }
 
 #[test]
@@ -202,7 +201,7 @@ fn step7_high_risk_asks_despite_allow_rule() {
         false,
         Arc::new(Vanishing),
     );
-    let j = g.judge(&bash("git push --force", Risk::High), "c");
+    let j = g.judge(&bash("git push --force", Risk::High), HookWord::Silent);
     assert_eq!((j.decision, j.cacheable), (Decision::Ask, false));
 }
 
@@ -224,9 +223,14 @@ fn step8_allow_rule() {
 async fn step9_session_grant_covers_its_scope_only() {
     let g = gate_with(&[], false, Arc::new(Always(Answer::AllowSession)));
     let cancel = CancellationToken::new();
-    g.check(&bash("git commit -m x", Risk::Medium), "c1", &cancel)
-        .await
-        .unwrap();
+    g.check(
+        &bash("git commit -m x", Risk::Medium),
+        "c1",
+        HookWord::Silent,
+        &cancel,
+    )
+    .await
+    .unwrap();
     assert_eq!(
         decision(&g, &bash("git commit -m y", Risk::Medium)),
         Decision::Allow
@@ -247,6 +251,7 @@ async fn step10_asks_and_denial_quotes_the_reason() {
         .check(
             &bash("git push", Risk::Medium),
             "c",
+            HookWord::Silent,
             &CancellationToken::new(),
         )
         .await
@@ -261,7 +266,9 @@ async fn step10_asks_and_denial_quotes_the_reason() {
 async fn high_risk_is_never_cached() {
     let g = gate_with(&[], false, Arc::new(Always(Answer::AllowSession)));
     let f = bash("git push --force", Risk::High);
-    g.check(&f, "c1", &CancellationToken::new()).await.unwrap();
+    g.check(&f, "c1", HookWord::Silent, &CancellationToken::new())
+        .await
+        .unwrap();
     assert_eq!(
         decision(&g, &f),
         Decision::Ask,
@@ -278,6 +285,7 @@ async fn high_risk_offers_only_once_and_deny() {
         g2.check(
             &bash("rm -rf /", Risk::High),
             "c",
+            HookWord::Silent,
             &CancellationToken::new(),
         )
         .await
@@ -297,8 +305,13 @@ async fn requests_are_serialized_and_queued_ones_recheck_grants() {
     for i in 0..3 {
         let (g, c) = (Arc::clone(&g), cancel.clone());
         tasks.push(tokio::spawn(async move {
-            g.check(&bash("cargo test", Risk::Low), &format!("c{i}"), &c)
-                .await
+            g.check(
+                &bash("cargo test", Risk::Low),
+                &format!("c{i}"),
+                HookWord::Silent,
+                &c,
+            )
+            .await
         }));
     }
     s.wait_for(1).await;
@@ -325,6 +338,7 @@ async fn first_answer_wins_and_a_losing_grant_leaves_nothing() {
         g2.check(
             &bash("git push", Risk::Medium),
             "c",
+            HookWord::Silent,
             &CancellationToken::new(),
         )
         .await
@@ -351,6 +365,7 @@ async fn an_approver_that_goes_away_means_deny() {
         .check(
             &bash("cargo build", Risk::Low),
             "c",
+            HookWord::Silent,
             &CancellationToken::new(),
         )
         .await
@@ -364,7 +379,10 @@ async fn cancelling_unblocks_a_waiting_request_as_denied() {
     let g = Arc::new(gate_with(&[], false, Arc::new(s.clone())));
     let cancel = CancellationToken::new();
     let (g2, c2) = (Arc::clone(&g), cancel.clone());
-    let t = tokio::spawn(async move { g2.check(&bash("cargo build", Risk::Low), "c", &c2).await });
+    let t = tokio::spawn(async move {
+        g2.check(&bash("cargo build", Risk::Low), "c", HookWord::Silent, &c2)
+            .await
+    });
     s.wait_for(1).await;
     cancel.cancel();
     let err = t.await.unwrap().unwrap_err();
@@ -387,12 +405,13 @@ async fn always_saves_a_rule_and_allows_later_calls() {
     g.check(
         &bash("cargo test", Risk::Low),
         "c",
+        HookWord::Silent,
         &CancellationToken::new(),
     )
     .await
     .unwrap();
     assert_eq!(
-        g.judge(&bash("cargo test --release", Risk::Low), "d")
+        g.judge(&bash("cargo test --release", Risk::Low), HookWord::Silent)
             .rule
             .unwrap()
             .rule,
@@ -410,16 +429,15 @@ fn step4_hook_ask_is_per_call_and_yields_to_yolo() {
         Arc::new(Vanishing),
     );
     let f = bash("cargo build", Risk::Low);
-    g.ask_by_hook("c1");
     assert_eq!(
-        g.judge(&f, "c1").decision,
+        g.judge(&f, HookWord::Ask).decision,
         Decision::Ask,
         "the hook's ask beats the allow rule"
     );
-    assert_eq!(g.judge(&f, "c2").decision, Decision::Allow);
+    assert_eq!(g.judge(&f, HookWord::Silent).decision, Decision::Allow);
     g.set_yolo(true);
     assert_eq!(
-        g.judge(&f, "c1").decision,
+        g.judge(&f, HookWord::Ask).decision,
         Decision::Allow,
         "--yolo never asks"
     );
@@ -434,27 +452,30 @@ async fn a_child_gate_shares_rules_grants_and_the_yolo_switch() {
     let f = bash("cargo build", Risk::Medium);
     let cancel = CancellationToken::new();
     assert_eq!(
-        child.check(&f, "k1", &cancel).await,
+        child.check(&f, "k1", HookWord::Silent, &cancel).await,
         Err(Denial("nobody".into())),
         "the child's own approver answers"
     );
-    parent.check(&f, "p1", &cancel).await.unwrap();
+    parent
+        .check(&f, "p1", HookWord::Silent, &cancel)
+        .await
+        .unwrap();
     assert_eq!(
-        child.judge(&f, "k2").decision,
+        child.judge(&f, HookWord::Silent).decision,
         Decision::Allow,
         "the session grant is shared"
     );
     let g = bash("git push", Risk::Medium);
-    assert_eq!(child.judge(&g, "k3").decision, Decision::Ask);
+    assert_eq!(child.judge(&g, HookWord::Silent).decision, Decision::Ask);
     parent.set_yolo(true);
     assert_eq!(
-        child.judge(&g, "k3").decision,
+        child.judge(&g, HookWord::Silent).decision,
         Decision::Allow,
         "/yolo reaches the child"
     );
     parent.set_yolo(false);
     assert_eq!(
-        child.judge(&g, "k3").decision,
+        child.judge(&g, HookWord::Silent).decision,
         Decision::Ask,
         "and so does turning it off"
     );

@@ -20,7 +20,7 @@ use super::{
 };
 use crate::hooks::{self, Event, HookCall, Hooks};
 use crate::llm::ToolSpec;
-use crate::permission::{CallFacts, Decision, Gate, Judgment, Risk};
+use crate::permission::{CallFacts, Decision, Gate, HookWord, Judgment, Risk};
 
 /// A call as the model made it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -253,7 +253,7 @@ impl Surface {
         let tool = self.lookup(&call.name)?;
         let args = parse_arguments(&call.name, &call.arguments)?;
         let facts = tool.prepare(args)?.facts(&self.ctx)?;
-        let judgment = self.gate.judge(&facts, &call.id);
+        let judgment = self.gate.judge(&facts, HookWord::Silent);
         Ok((facts, judgment))
     }
 
@@ -388,7 +388,7 @@ impl Surface {
         // The call as hooks see it; after a rewrite, the call that runs.
         let mut input = (pre.is_some() || post.is_some())
             .then(|| hooks::hook_input(&call.name, &args, &|p| ctx.workspace.absolute(p)));
-        let facts = match (pre, &mut input) {
+        let (facts, hook) = match (pre, &mut input) {
             (Some(hooks), Some(input)) => {
                 let mut verdict = self
                     .run_hooks(hooks, Event::PreToolUse, call, input, None, &ctx.cancel)
@@ -398,10 +398,10 @@ impl Surface {
                 effects.halt.clone_from(&verdict.halt);
                 self.apply_pre_verdict(call, tool, &mut prepared, verdict, input, &ctx)?
             }
-            _ => prepared.facts(&ctx)?,
+            _ => (prepared.facts(&ctx)?, HookWord::Silent),
         };
         self.gate
-            .check(&facts, &call.id, &ctx.cancel)
+            .check(&facts, &call.id, hook, &ctx.cancel)
             .await
             .map_err(|d| Refusal::Denied(d.0))?;
         if ctx.cancel.is_cancelled() {
@@ -523,8 +523,9 @@ impl Surface {
 
     /// Applies what PreToolUse hooks decided: a halt or a denial is the
     /// result; a rewrite is validated and judged afresh; allow and ask go
-    /// to the gate for this call only. Returns the facts the gate judges;
-    /// after a rewrite, `input` is the new call as hooks see it.
+    /// to the gate with this call. Returns the facts the gate judges and
+    /// the hooks' word on them; after a rewrite, `input` is the new call as
+    /// hooks see it.
     fn apply_pre_verdict(
         &self,
         call: &ToolCall,
@@ -533,7 +534,7 @@ impl Surface {
         verdict: hooks::Verdict,
         input: &mut serde_json::Map<String, Value>,
         ctx: &ToolContext,
-    ) -> Result<CallFacts, Refusal> {
+    ) -> Result<(CallFacts, HookWord), Refusal> {
         if let Some(reason) = verdict.halt {
             return Err(Refusal::Denied(format!(
                 "A PreToolUse hook stopped the turn before this `{}` call ran: {reason}",
@@ -565,12 +566,12 @@ impl Surface {
         // it (others judged the call as the model made it), and never one
         // that made the call HIGH risk: that is put to the person.
         let allow_counts = !rewritten || verdict.rewriter_allowed && facts.risk.level != Risk::High;
-        match verdict.decision {
-            Some(Decision::Allow) if allow_counts => self.gate.approve_by_hook(&call.id),
-            Some(Decision::Ask) => self.gate.ask_by_hook(&call.id),
-            _ => {}
-        }
-        Ok(facts)
+        let word = match verdict.decision {
+            Some(Decision::Allow) if allow_counts => HookWord::Allow,
+            Some(Decision::Ask) => HookWord::Ask,
+            _ => HookWord::Silent,
+        };
+        Ok((facts, word))
     }
 }
 

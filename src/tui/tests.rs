@@ -259,7 +259,15 @@ async fn request(
         diff: diff.map(str::to_string),
     };
     let g = Arc::clone(&gate);
-    let task = tokio::spawn(async move { g.check(&facts, "c1", &CancellationToken::new()).await });
+    let task = tokio::spawn(async move {
+        g.check(
+            &facts,
+            "c1",
+            crate::permission::HookWord::Silent,
+            &CancellationToken::new(),
+        )
+        .await
+    });
     for _ in 0..200 {
         if let Some((r, resp)) = cap.0.lock().unwrap().pop() {
             return (r, resp, task);
