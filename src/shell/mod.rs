@@ -5,7 +5,7 @@
 //! | --- | --- |
 //! | `parse` | text → simple commands, assignments, evaluations (tree-sitter-bash; `expansions`, `heredoc`) |
 //! | `words` | quote removal, brace and glob expansion |
-//! | `analyze` | the walk: every part judged, summed up; unknown programs |
+//! | `analyze` | the walk: every part judged, summed up; unknown programs; one simple command judged (`judge`) |
 //! | `wrappers` | `env`, `sudo`, `timeout`, `xargs`… taken off |
 //! | `nested` | code in data: `bash -c`, `eval`, `find -exec`, piped scripts |
 //! | `inline` | interpreter one-liners (`python -c`): their dangers |
