@@ -9,7 +9,7 @@
 //! | `wrappers` | `env`, `sudo`, `timeout`, `xargs`… taken off |
 //! | `nested` | code in data: `bash -c`, `eval`, `find -exec`, piped scripts |
 //! | `inline` | interpreter one-liners (`python -c`): their dangers |
-//! | `snippets` | which one-liners cannot start other programs (an allow list of names) |
+//! | `snippets` | which one-liners cannot start other programs: the code scanned for names; the allow and deny lists (`names`) |
 //! | `operands` | the paths and trees a command names, and how it uses them; per program, which operands are paths and whether they are read or written (`programs`) |
 //! | `hosts` | the hosts a command reaches, with or without a scheme |
 //! | `stdin` | what a command reads on standard input; `xargs` arguments |
