@@ -5,12 +5,12 @@
 //! | --- | --- |
 //! | `parse` | text → simple commands, assignments, evaluations (tree-sitter-bash; `expansions`, `heredoc`) |
 //! | `words` | quote removal, brace and glob expansion |
-//! | `analyze` | the walk: every part judged, summed up; unknown programs |
+//! | `analyze` | the walk: every part judged, summed up; unknown programs; one simple command judged (`judge`) |
 //! | `wrappers` | `env`, `sudo`, `timeout`, `xargs`… taken off |
 //! | `nested` | code in data: `bash -c`, `eval`, `find -exec`, piped scripts |
 //! | `inline` | interpreter one-liners (`python -c`): their dangers |
-//! | `snippets` | which one-liners cannot start other programs (an allow list of names) |
-//! | `operands` | the paths and trees a command names, and how it uses them |
+//! | `snippets` | which one-liners cannot start other programs: the code scanned for names; the allow and deny lists (`names`) |
+//! | `operands` | the paths and trees a command names, and how it uses them; per program, which operands are paths and whether they are read or written (`programs`) |
 //! | `hosts` | the hosts a command reaches, with or without a scheme |
 //! | `stdin` | what a command reads on standard input; `xargs` arguments |
 //! | `variables` | assignments: inert, code-changing, values bash evaluates |
