@@ -21,6 +21,8 @@ pub mod permission;
 pub mod realpath;
 pub mod session;
 pub mod shell;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod text;
 pub mod tls;
 pub mod tools;

@@ -29,6 +29,19 @@ fn alive(pattern: &str) -> bool {
         .success()
 }
 
+/// Whether every process matching `pattern` is gone within 5 s (a session
+/// that ended may still be reaping what it stopped).
+fn gone_soon(pattern: &str) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while alive(pattern) {
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    true
+}
+
 #[test]
 fn runs_in_the_workspace_with_exit_code_and_quiet_env() {
     let p = Project::new();
@@ -72,9 +85,8 @@ fn timeout_kills_the_whole_process_group() {
         out.contains("Timed out after 1 s: the command and everything it started were stopped"),
         "{out}"
     );
-    std::thread::sleep(std::time::Duration::from_millis(300));
     assert!(
-        !alive(&format!("sleep {marker}")),
+        gone_soon(&format!("sleep {marker}")),
         "a grandchild survived the timeout"
     );
 }
@@ -158,17 +170,18 @@ fn jobs_end_with_the_session() {
         json!({"command": format!("sleep {marker}"), "run_in_background": true}),
         &[],
     );
-    std::thread::sleep(std::time::Duration::from_millis(200));
     assert!(
-        !alive(&format!("sleep {marker}")),
+        gone_soon(&format!("sleep {marker}")),
         "a job outlived the session"
     );
 }
 
 #[test]
 fn sandbox_refuses_writes_outside_and_says_so() {
-    if !agent::shell::Sandbox::supported() {
-        eprintln!("skipped: this kernel has no Landlock");
+    if !support::prerequisite(
+        agent::shell::Sandbox::supported(),
+        "this kernel has no Landlock",
+    ) {
         return;
     }
     let p = Project::new();
@@ -189,7 +202,10 @@ fn sandbox_refuses_writes_outside_and_says_so() {
     .flatten()
     .filter(|c| !temps.iter().any(|t| c.starts_with(t)))
     .find_map(|c| tempfile::tempdir_in(c).ok()) else {
-        eprintln!("skipped: no writable directory outside the temp directories");
+        support::prerequisite(
+            false,
+            "there is no writable directory outside the temp directories",
+        );
         return;
     };
     let mock = MockLlm::start(vec![

@@ -67,13 +67,10 @@ fn installed(binary: &str) -> bool {
 
 /// Runs the script against `lang`'s server and checks every step.
 fn script(lang: &Lang) {
-    if !installed(lang.binary) {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{} is not installed, and CI must test it (.ci/run installs it)",
-            lang.binary
-        );
-        eprintln!("SKIPPED: {} is not installed", lang.binary);
+    if !support::prerequisite(
+        installed(lang.binary),
+        &format!("{} is not installed (.ci/run installs it)", lang.binary),
+    ) {
         return;
     }
     let p = Project::new();

@@ -169,8 +169,10 @@ fn agents_md_pointing_outside_never_reaches_the_prompt() {
 
 #[test]
 fn yolo_does_not_stretch_file_changes_past_the_sandbox() {
-    if !agent::shell::Sandbox::supported() {
-        eprintln!("skipped: no Landlock here, so no sandbox to stay inside");
+    if !support::prerequisite(
+        agent::shell::Sandbox::supported(),
+        "there is no Landlock here, so no sandbox to stay inside",
+    ) {
         return;
     }
     let p = Project::new();

@@ -174,11 +174,13 @@ mod fake_server_tests {
 
     #[tokio::test]
     async fn watched_changes_reach_a_running_server() {
-        let fake = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("target/debug/examples/fake_lsp");
-        if !fake.exists() {
+        let Some(fake) = crate::testing::example("fake_lsp") else {
+            crate::testing::prerequisite(
+                false,
+                "examples/fake_lsp is not built (`cargo build --examples`)",
+            );
             return;
-        }
+        };
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let server = crate::lsp::ServerConfig {

@@ -390,12 +390,10 @@ mod tests {
     use std::path::PathBuf;
 
     fn contained() -> bool {
-        let ok =
-            crate::shell::Sandbox::supported() && crate::shell::contain::namespaces_available();
-        if !ok {
-            eprintln!("skipped: no Landlock or no user namespaces here");
-        }
-        ok
+        crate::testing::prerequisite(
+            crate::shell::Sandbox::supported() && crate::shell::contain::namespaces_available(),
+            "there is no Landlock or no user namespaces here",
+        )
     }
 
     #[tokio::test]

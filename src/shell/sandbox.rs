@@ -373,6 +373,9 @@ impl Sandbox {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::prerequisite;
+
+    const NO_SCRATCH: &str = "there is no writable directory outside the temp directories";
 
     /// A scratch directory the sandbox does not allow: not under any temp
     /// directory (the checkout itself may be in /tmp).
@@ -393,12 +396,12 @@ mod tests {
 
     #[tokio::test]
     async fn refuses_writes_outside_the_writable_roots() {
-        if !Sandbox::supported() {
+        if !prerequisite(Sandbox::supported(), "this kernel has no Landlock") {
             return;
         }
         let ws = tempfile::tempdir().unwrap();
         let Some(outside) = scratch_outside_temp() else {
-            eprintln!("skipped: no writable directory outside the temp directories");
+            prerequisite(false, NO_SCRATCH);
             return;
         };
         let sb = Sandbox::new(SandboxMode::WorkspaceWrite, ws.path(), None, &[]);
@@ -418,12 +421,12 @@ mod tests {
 
     #[tokio::test]
     async fn caches_are_writable_but_not_where_programs_are_installed() {
-        if !Sandbox::supported() {
+        if !prerequisite(Sandbox::supported(), "this kernel has no Landlock") {
             return;
         }
         let ws = tempfile::tempdir().unwrap();
         let Some(home) = scratch_outside_temp() else {
-            eprintln!("skipped: no writable directory outside the temp directories");
+            prerequisite(false, NO_SCRATCH);
             return;
         };
         for d in [".cargo/registry", ".cargo/bin", ".local/bin"] {
@@ -457,8 +460,10 @@ mod tests {
 
     #[tokio::test]
     async fn a_command_cannot_signal_processes_outside_its_sandbox() {
-        if Sandbox::abi() < 6 {
-            eprintln!("skipped: Landlock ABI {} has no scopes", Sandbox::abi());
+        if !prerequisite(
+            Sandbox::abi() >= 6,
+            &format!("Landlock ABI {} has no scopes", Sandbox::abi()),
+        ) {
             return;
         }
         let ws = tempfile::tempdir().unwrap();

@@ -19,3 +19,17 @@ pub fn example_exe(name: &str) -> std::path::PathBuf {
     );
     path
 }
+
+/// Whether a test's prerequisite (`ok`: a kernel feature, an installed
+/// server, a writable place) holds. A missing one skips the test visibly,
+/// except in CI (`CI` set), where it fails: CI must run every test.
+pub fn prerequisite(ok: bool, what: &str) -> bool {
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run this test, and {what}"
+        );
+        eprintln!("SKIPPED: {what}");
+    }
+    ok
+}
