@@ -4,70 +4,39 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
-
 use serde_json::{Value, json};
+use support::http::{Page, Server};
 use support::mock_llm::{MockLlm, Reply, Step, call};
 use support::project::{Project, Wire, result_texts};
 
-/// Serves a few fixed routes, one connection at a time, until the test ends.
-fn web_server() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut request = String::new();
-            if reader.read_line(&mut request).is_err() {
-                continue;
-            }
-            loop {
-                let mut header = String::new();
-                if reader.read_line(&mut header).unwrap_or(0) <= 2 {
-                    break;
-                }
-            }
-            let path = request.split_whitespace().nth(1).unwrap_or("/").to_string();
-            let (status, headers, body): (&str, String, Vec<u8>) = match path.as_str() {
-                "/page" => (
-                    "200 OK",
-                    "Content-Type: text/html; charset=utf-8\r\n".into(),
-                    b"<html><head><title>T</title><script>var x = 1;</script></head><body><h1>Release notes</h1><p>Version <b>2.0</b> is out.</p><ul><li>faster</li><li>smaller</li></ul></body></html>".to_vec(),
-                ),
-                "/moved" => ("302 Found", "Location: /page\r\n".into(), Vec::new()),
-                "/away" => (
-                    "301 Moved Permanently",
-                    "Location: http://example.invalid/elsewhere\r\n".into(),
-                    Vec::new(),
-                ),
-                "/loop" => ("302 Found", "Location: /loop\r\n".into(), Vec::new()),
-                "/data.json" => (
-                    "200 OK",
-                    "Content-Type: application/json\r\n".into(),
-                    br#"{"ok": true}"#.to_vec(),
-                ),
-                "/image.png" => (
-                    "200 OK",
-                    "Content-Type: image/png\r\n".into(),
-                    vec![0x89, b'P', b'N', b'G', 0, 0, 0, 0],
-                ),
-                _ => (
-                    "404 Not Found",
-                    "Content-Type: text/plain\r\n".into(),
-                    b"no such page".to_vec(),
-                ),
-            };
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = stream.write_all(&body);
-        }
-    });
-    port
+/// The answer to each path of the test's web server.
+fn route(path: &str) -> Page {
+    let html = Some(("Content-Type", "text/html; charset=utf-8"));
+    match path {
+        "/page" => Page::new(
+            200,
+            html,
+            b"<html><head><title>T</title><script>var x = 1;</script></head><body><h1>Release notes</h1><p>Version <b>2.0</b> is out.</p><ul><li>faster</li><li>smaller</li></ul></body></html>",
+        ),
+        "/moved" => Page::new(302, Some(("Location", "/page")), b""),
+        "/away" => Page::new(
+            301,
+            Some(("Location", "http://example.invalid/elsewhere")),
+            b"",
+        ),
+        "/loop" => Page::new(302, Some(("Location", "/loop")), b""),
+        "/data.json" => Page::new(
+            200,
+            Some(("Content-Type", "application/json")),
+            br#"{"ok": true}"#,
+        ),
+        "/image.png" => Page::new(
+            200,
+            Some(("Content-Type", "image/png")),
+            &[0x89, b'P', b'N', b'G', 0, 0, 0, 0],
+        ),
+        _ => Page::new(404, Some(("Content-Type", "text/plain")), b"no such page"),
+    }
 }
 
 fn fetch_all(p: &Project, calls: Vec<Value>, flags: &[&str]) -> Vec<String> {
@@ -87,7 +56,8 @@ fn fetch_all(p: &Project, calls: Vec<Value>, flags: &[&str]) -> Vec<String> {
 
 #[test]
 fn pages_redirects_and_refusals() {
-    let port = web_server();
+    let server = Server::routes(route);
+    let port = server.addr().port();
     let base = format!("http://127.0.0.1:{port}");
     let p = Project::new();
     let r = fetch_all(
@@ -154,7 +124,8 @@ fn pages_redirects_and_refusals() {
 
 #[test]
 fn fetching_needs_approval_by_host() {
-    let port = web_server();
+    let server = Server::routes(route);
+    let port = server.addr().port();
     let p = Project::new();
     // Headless without --yolo: nobody can approve, so the call is refused
     // and the server is never reached with the page.

@@ -2,6 +2,7 @@
 //! temporary projects that run the real binary.
 #![allow(dead_code)]
 
+pub mod http;
 pub mod mock_llm;
 pub mod project;
 pub mod pty;

@@ -2,10 +2,10 @@
 //! (OpenAI Chat Completions and Anthropic Messages) over hand-written HTTP/1.1.
 //!
 //! [`MockLlm`] owns:
-//! - a listening socket on `127.0.0.1` (ephemeral port, bound in [`MockLlm::start`]);
-//! - a background `std::thread` running a private current-thread tokio runtime that
-//!   accepts connections and serves each one in its own task (a normal reply
-//!   keeps the connection alive for the next request; faults and errors close it);
+//! - a [`super::http::Server`] on `127.0.0.1` (ephemeral port): a background
+//!   thread with its own runtime serving each connection in its own task (a
+//!   normal reply keeps the connection alive for the next request; faults and
+//!   errors close it);
 //! - the script: a queue of [`Step`]s, one popped per request to a known path;
 //! - the log of every request received ([`Recorded`]), in arrival order.
 //!
@@ -16,19 +16,18 @@
 //! errors never panic; they are logged to stderr and the connection is dropped.
 
 mod anthropic;
-mod http;
 mod openai;
 mod responses;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread;
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::oneshot;
+use tokio::net::TcpStream;
+
+use super::http;
 
 /// How long a [`Step::Stall`] keeps the connection open if the client never goes away.
 pub const STALL_LIMIT: Duration = Duration::from_secs(60);
@@ -199,34 +198,26 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
 pub struct MockLlm {
     addr: SocketAddr,
     state: Arc<Mutex<State>>,
-    shutdown: Option<oneshot::Sender<()>>,
-    thread: Option<thread::JoinHandle<()>>,
+    _server: http::Server,
 }
 
 impl MockLlm {
     /// Binds `127.0.0.1:0` and starts serving `script`.
     pub fn start(script: Vec<Step>) -> MockLlm {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("mock_llm: bind");
-        listener
-            .set_nonblocking(true)
-            .expect("mock_llm: set_nonblocking");
-        let addr = listener.local_addr().expect("mock_llm: local_addr");
         let state = Arc::new(Mutex::new(State {
             script: script.into(),
             requests: Vec::new(),
             summaries: false,
         }));
-        let (tx, rx) = oneshot::channel();
         let server_state = state.clone();
-        let thread = thread::Builder::new()
-            .name("mock-llm".into())
-            .spawn(move || serve(listener, server_state, rx))
-            .expect("mock_llm: spawn server thread");
+        let server = http::Server::start("mock_llm", move |sock| {
+            let state = server_state.clone();
+            async move { serve_conn(sock, &state).await }
+        });
         MockLlm {
-            addr,
+            addr: server.addr(),
             state,
-            shutdown: Some(tx),
-            thread: Some(thread),
+            _server: server,
         }
     }
 
@@ -256,65 +247,6 @@ impl MockLlm {
     pub fn remaining(&self) -> usize {
         lock(&self.state).script.len()
     }
-}
-
-impl Drop for MockLlm {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// Server thread body: accept loop until shutdown; dropping the runtime cancels
-/// every connection task.
-fn serve(
-    listener: std::net::TcpListener,
-    state: Arc<Mutex<State>>,
-    shutdown: oneshot::Receiver<()>,
-) {
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("mock_llm: cannot build runtime: {e}");
-            return;
-        }
-    };
-    rt.block_on(async move {
-        let listener = match TcpListener::from_std(listener) {
-            Ok(l) => l,
-            Err(e) => {
-                eprintln!("mock_llm: cannot register listener: {e}");
-                return;
-            }
-        };
-        let mut shutdown = shutdown;
-        loop {
-            tokio::select! {
-                _ = &mut shutdown => break,
-                accepted = listener.accept() => match accepted {
-                    Ok((sock, _)) => {
-                        let state = state.clone();
-                        tokio::spawn(async move {
-                            if let Err(e) = serve_conn(sock, &state).await {
-                                eprintln!("mock_llm: connection dropped: {e}");
-                            }
-                        });
-                    }
-                    Err(e) => {
-                        eprintln!("mock_llm: accept failed: {e}");
-                        tokio::time::sleep(Duration::from_millis(10)).await;
-                    }
-                },
-            }
-        }
-    });
 }
 
 #[derive(Clone, Copy)]

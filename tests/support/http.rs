@@ -1,23 +1,163 @@
-//! Minimal hand-written HTTP/1.1: parse one request, write one response.
-//! Streams use `Transfer-Encoding: chunked`; every HTTP chunk is written separately.
+//! The one HTTP server of the tests ([`Server`]: a thread with its own
+//! runtime on `127.0.0.1`) and minimal hand-written HTTP/1.1 on each
+//! connection ([`Conn`]: parse one request, write one response). Streams use
+//! `Transfer-Encoding: chunked`; every HTTP chunk is written separately.
+//! Hand-written because the mock LLM must write exact bytes, torn streams
+//! and stalls that a server framework would not let it.
 
+use std::future::Future;
 use std::io;
+use std::net::SocketAddr;
+use std::thread;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+
+/// A server on `127.0.0.1:0` that hands every connection to a handler, on
+/// a thread of its own, until it is dropped (dropping its runtime cancels
+/// every connection task).
+pub struct Server {
+    addr: SocketAddr,
+    shutdown: Option<oneshot::Sender<()>>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl Server {
+    /// Starts serving; `name` prefixes its messages on stderr.
+    pub fn start<F, Fut>(name: &'static str, handler: F) -> Server
+    where
+        F: Fn(TcpStream) -> Fut + Send + 'static,
+        Fut: Future<Output = io::Result<()>> + Send + 'static,
+    {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap_or_else(|e| panic!("{name}: bind: {e}"));
+        listener
+            .set_nonblocking(true)
+            .unwrap_or_else(|e| panic!("{name}: set_nonblocking: {e}"));
+        let addr = listener
+            .local_addr()
+            .unwrap_or_else(|e| panic!("{name}: local_addr: {e}"));
+        let (tx, rx) = oneshot::channel();
+        let thread = thread::Builder::new()
+            .name(name.into())
+            .spawn(move || accept_loop(name, listener, handler, rx))
+            .unwrap_or_else(|e| panic!("{name}: spawn server thread: {e}"));
+        Server {
+            addr,
+            shutdown: Some(tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// Serves fixed routes: `route(path)` gives each response; every
+    /// connection takes one request.
+    pub fn routes(route: fn(&str) -> Page) -> Server {
+        Server::start("http-routes", move |sock| async move {
+            let mut conn = Conn::new(sock);
+            let req = conn.read_request().await?;
+            let page = route(&req.path);
+            conn.respond_bytes(page.code, &page.headers, "text/plain", &page.body)
+                .await
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+/// One response of [`Server::routes`].
+pub struct Page {
+    pub code: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Page {
+    pub fn new(code: u16, header: Option<(&str, &str)>, body: &[u8]) -> Page {
+        Page {
+            code,
+            headers: header
+                .map(|(k, v)| vec![(k.to_string(), v.to_string())])
+                .unwrap_or_default(),
+            body: body.to_vec(),
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn accept_loop<F, Fut>(
+    name: &'static str,
+    listener: std::net::TcpListener,
+    handler: F,
+    mut shutdown: oneshot::Receiver<()>,
+) where
+    F: Fn(TcpStream) -> Fut,
+    Fut: Future<Output = io::Result<()>> + Send + 'static,
+{
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("{name}: cannot build runtime: {e}");
+            return;
+        }
+    };
+    rt.block_on(async move {
+        let listener = match TcpListener::from_std(listener) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("{name}: cannot register listener: {e}");
+                return;
+            }
+        };
+        loop {
+            tokio::select! {
+                _ = &mut shutdown => break,
+                accepted = listener.accept() => match accepted {
+                    Ok((sock, _)) => {
+                        let conn = handler(sock);
+                        tokio::spawn(async move {
+                            if let Err(e) = conn.await {
+                                eprintln!("{name}: connection dropped: {e}");
+                            }
+                        });
+                    }
+                    Err(e) => {
+                        eprintln!("{name}: accept failed: {e}");
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                },
+            }
+        }
+    });
+}
 
 const MAX_HEAD: usize = 64 * 1024;
 const MAX_BODY: usize = 64 * 1024 * 1024;
 
-pub(super) struct Request {
+pub struct Request {
     pub path: String,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
 }
 
 /// One client connection with a read buffer.
-pub(super) struct Conn {
+pub struct Conn {
     sock: TcpStream,
     buf: Vec<u8>,
 }
@@ -147,6 +287,18 @@ impl Conn {
         content_type: &str,
         body: &str,
     ) -> io::Result<()> {
+        self.respond_bytes(code, headers, content_type, body.as_bytes())
+            .await
+    }
+
+    /// [`Conn::respond`] with a body of any bytes.
+    pub async fn respond_bytes(
+        &mut self,
+        code: u16,
+        headers: &[(String, String)],
+        content_type: &str,
+        body: &[u8],
+    ) -> io::Result<()> {
         let mut head = format!("HTTP/1.1 {code} {}\r\n", reason(code));
         if !headers
             .iter()
@@ -161,8 +313,9 @@ impl Conn {
             "content-length: {}\r\nconnection: close\r\n\r\n",
             body.len()
         ));
-        head.push_str(body);
-        self.sock.write_all(head.as_bytes()).await?;
+        let mut bytes = head.into_bytes();
+        bytes.extend_from_slice(body);
+        self.sock.write_all(&bytes).await?;
         self.sock.flush().await?;
         self.sock.shutdown().await
     }
@@ -252,6 +405,8 @@ impl Conn {
 fn reason(code: u16) -> &'static str {
     match code {
         200 => "OK",
+        301 => "Moved Permanently",
+        302 => "Found",
         400 => "Bad Request",
         401 => "Unauthorized",
         403 => "Forbidden",
