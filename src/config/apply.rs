@@ -2,21 +2,40 @@
 //! own file may set: it may tighten protection, never loosen it; programs
 //! it would start and rules it would allow wait for the person's trust.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{Config, ConfigError, ConfigFile};
+use super::file::{AgentFile, BashFile, LlmFile, LspFile, ProviderFile, SandboxFile};
+use super::{Config, ConfigError, ConfigFile, PermissionsFile};
+use crate::hooks::HooksFile;
 use crate::permission::{Rule, RuleList};
 use crate::shell::SandboxMode;
 
 impl Config {
+    /// Merges one file into the configuration, section by section.
     pub(super) fn apply(
         &mut self,
         file: ConfigFile,
         path: &Path,
         is_project: bool,
     ) -> Result<(), ConfigError> {
-        if let Some(b) = file.bash {
+        self.apply_bash(file.bash);
+        self.apply_sandbox(file.sandbox, is_project);
+        self.apply_lsp(file.lsp, path, is_project)?;
+        self.apply_hooks(file.hooks, path, is_project)?;
+        self.apply_mcp(file.mcp, path, is_project)?;
+        self.apply_projects(file.projects, path, is_project)?;
+        self.apply_permissions(file.permissions, path, is_project)?;
+        self.apply_default_provider(file.provider, is_project);
+        self.apply_agent(file.agent);
+        self.apply_llm(file.llm, path)?;
+        self.apply_providers(file.providers, path, is_project)
+    }
+
+    /// `[bash]`: command timeouts.
+    fn apply_bash(&mut self, bash: Option<BashFile>) {
+        if let Some(b) = bash {
             let secs = Duration::from_secs;
             if let Some(t) = b.timeout_secs {
                 self.bash.default_timeout = secs(t);
@@ -28,7 +47,12 @@ impl Config {
                 self.bash.background_after = secs(t);
             }
         }
-        if let Some(sb) = file.sandbox {
+    }
+
+    /// `[sandbox]`: a project may only tighten the mode; writable roots and
+    /// passed-on keys come from the person's file only.
+    fn apply_sandbox(&mut self, sandbox: Option<SandboxFile>, is_project: bool) {
+        if let Some(sb) = sandbox {
             // A cloned repository may tighten the sandbox, never loosen it.
             if let Some(mode) = sb.mode {
                 if !is_project || mode == SandboxMode::ReadOnly {
@@ -56,7 +80,17 @@ impl Config {
                 }
             }
         }
-        if let Some(l) = file.lsp {
+    }
+
+    /// `[lsp]`: timing, bounded, and servers; a project's servers wait for
+    /// trust.
+    fn apply_lsp(
+        &mut self,
+        lsp: Option<LspFile>,
+        path: &Path,
+        is_project: bool,
+    ) -> Result<(), ConfigError> {
+        if let Some(l) = lsp {
             if let Some(ms) = l.settle_ms {
                 self.lsp_timing.settle = Duration::from_millis(ms);
             }
@@ -84,7 +118,17 @@ impl Config {
                 self.lsp_servers.extend(l.servers);
             }
         }
-        if let Some(h) = file.hooks {
+        Ok(())
+    }
+
+    /// `[hooks]`, checked; a project's hooks wait for trust.
+    fn apply_hooks(
+        &mut self,
+        hooks: Option<HooksFile>,
+        path: &Path,
+        is_project: bool,
+    ) -> Result<(), ConfigError> {
+        if let Some(h) = hooks {
             h.validate().map_err(|(key, message)| ConfigError::Value {
                 file: path.to_path_buf(),
                 key,
@@ -96,7 +140,17 @@ impl Config {
                 self.hooks.extend(h);
             }
         }
-        for (name, server) in file.mcp {
+        Ok(())
+    }
+
+    /// `[mcp.<name>]`, each checked; a project's servers wait for trust.
+    fn apply_mcp(
+        &mut self,
+        mcp: BTreeMap<String, crate::mcp::ServerConfig>,
+        path: &Path,
+        is_project: bool,
+    ) -> Result<(), ConfigError> {
+        for (name, server) in mcp {
             server
                 .validate(&name)
                 .map_err(|(key, message)| ConfigError::Value {
@@ -115,13 +169,24 @@ impl Config {
                 self.mcp_servers.insert(name, server);
             }
         }
-        if !file.projects.is_empty() {
+        Ok(())
+    }
+
+    /// `[projects."<root>"]`: the person's rules for this project, from
+    /// their own file only.
+    fn apply_projects(
+        &mut self,
+        projects: BTreeMap<String, PermissionsFile>,
+        path: &Path,
+        is_project: bool,
+    ) -> Result<(), ConfigError> {
+        if !projects.is_empty() {
             if is_project {
                 // The person's own answers live in the person's file only.
                 self.project_ignored.push("[projects]".into());
             } else {
                 let here = self.workspace.display().to_string();
-                if let Some(mine) = file.projects.get(&here) {
+                if let Some(mine) = projects.get(&here) {
                     for (list, key, texts) in [
                         (RuleList::Allow, "allow", &mine.allow),
                         (RuleList::Ask, "ask", &mine.ask),
@@ -140,7 +205,18 @@ impl Config {
                 }
             }
         }
-        if let Some(p) = file.permissions {
+        Ok(())
+    }
+
+    /// `[permissions]`: rules (a project's allow rules wait for trust) and
+    /// the banned list (a project's only adds).
+    fn apply_permissions(
+        &mut self,
+        permissions: Option<PermissionsFile>,
+        path: &Path,
+        is_project: bool,
+    ) -> Result<(), ConfigError> {
+        if let Some(p) = permissions {
             for (list, key, texts) in [
                 (RuleList::Allow, "allow", p.allow),
                 (RuleList::Ask, "ask", p.ask),
@@ -166,7 +242,13 @@ impl Config {
                 }
             }
         }
-        if let Some(p) = file.provider {
+        Ok(())
+    }
+
+    /// `provider`: the default provider; a project may pick only one the
+    /// person has.
+    fn apply_default_provider(&mut self, provider: Option<String>, is_project: bool) {
+        if let Some(p) = provider {
             if !is_project || self.providers.knows(&p) {
                 self.default_provider = Some(p);
             } else {
@@ -176,12 +258,20 @@ impl Config {
                 ));
             }
         }
-        if let Some(agent) = file.agent
+    }
+
+    /// `[agent]`: the step limit.
+    fn apply_agent(&mut self, agent: Option<AgentFile>) {
+        if let Some(agent) = agent
             && let Some(n) = agent.max_steps
         {
             self.max_steps = n;
         }
-        if let Some(llm) = file.llm {
+    }
+
+    /// `[llm]`: retries and timeouts.
+    fn apply_llm(&mut self, llm: Option<LlmFile>, path: &Path) -> Result<(), ConfigError> {
+        if let Some(llm) = llm {
             let secs = |key: &str, v: f64| -> Result<Duration, ConfigError> {
                 Duration::try_from_secs_f64(v).map_err(|_| ConfigError::Value {
                     file: path.to_path_buf(),
@@ -217,12 +307,23 @@ impl Config {
                 self.llm.max_retry_wait = secs("max_retry_wait_secs", v)?;
             }
         }
+        Ok(())
+    }
+
+    /// `[providers.<id>]`; from a project, only what `project_subset` keeps
+    /// (models, token and price settings of the person's providers).
+    fn apply_providers(
+        &mut self,
+        providers: BTreeMap<String, ProviderFile>,
+        path: &Path,
+        is_project: bool,
+    ) -> Result<(), ConfigError> {
         let providers = if is_project {
-            let (kept, ignored) = self.providers.project_subset(file.providers);
+            let (kept, ignored) = self.providers.project_subset(providers);
             self.project_ignored.extend(ignored);
             kept
         } else {
-            file.providers
+            providers
         };
         self.providers.apply(providers, path)
     }
