@@ -85,10 +85,10 @@ pub async fn report(config: &Config) -> String {
         }
     );
     let mut servers: Vec<String> = Vec::new();
-    let mut all = crate::lsp::manager::builtin();
+    let mut all = crate::lsp::servers::builtin();
     all.extend(config.lsp_servers.clone());
     for (name, s) in &all {
-        let state = if crate::lsp::manager::on_path(&s.command) {
+        let state = if crate::lsp::servers::on_path(&s.command) {
             "found"
         } else {
             "not installed"

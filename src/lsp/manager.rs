@@ -15,111 +15,11 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lsp_types::{Diagnostic, DiagnosticSeverity};
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::client::{Answer, Client, path_of};
-
-/// A server as configured (`[lsp.<name>]`).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ServerConfig {
-    pub command: String,
-    #[serde(default)]
-    pub args: Vec<String>,
-    /// File extensions it serves, without dots.
-    #[serde(default)]
-    pub extensions: Vec<String>,
-    /// Or the languages it serves (`python`, `rust`, `typescript`...).
-    #[serde(default)]
-    pub languages: Vec<String>,
-    /// Files that mark a project root (`Cargo.toml`, `pyproject.toml`).
-    #[serde(default)]
-    pub root_markers: Vec<String>,
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    pub initialization_options: Option<toml::Value>,
-    /// The server does not republish a document that stays clean, so
-    /// silence after a clean report means "still clean".
-    #[serde(default)]
-    pub quiet_when_clean: bool,
-}
-
-/// Built-in servers, used when the command is on PATH.
-pub fn builtin() -> BTreeMap<String, ServerConfig> {
-    let s = |command: &str, args: &[&str], ext: &[&str], markers: &[&str]| ServerConfig {
-        command: command.into(),
-        args: args.iter().map(|a| a.to_string()).collect(),
-        extensions: ext.iter().map(|e| e.to_string()).collect(),
-        root_markers: markers.iter().map(|m| m.to_string()).collect(),
-        ..ServerConfig::default()
-    };
-    BTreeMap::from([
-        (
-            "rust-analyzer".into(),
-            s("rust-analyzer", &[], &["rs"], &["Cargo.toml"]),
-        ),
-        (
-            "pyright".into(),
-            s(
-                "pyright-langserver",
-                &["--stdio"],
-                &["py", "pyi"],
-                &[
-                    "pyproject.toml",
-                    "setup.py",
-                    "pyrightconfig.json",
-                    "requirements.txt",
-                ],
-            ),
-        ),
-        (
-            "typescript".into(),
-            ServerConfig {
-                // It sends nothing for a document that was clean and stays so.
-                quiet_when_clean: true,
-                ..s(
-                    "typescript-language-server",
-                    &["--stdio"],
-                    &["ts", "tsx", "js", "jsx", "mjs", "cjs"],
-                    &["tsconfig.json", "package.json"],
-                )
-            },
-        ),
-        ("gopls".into(), s("gopls", &[], &["go"], &["go.mod"])),
-        (
-            "clangd".into(),
-            s(
-                "clangd",
-                &[],
-                &["c", "h", "cc", "cpp", "hpp", "cxx"],
-                &["compile_commands.json", "CMakeLists.txt"],
-            ),
-        ),
-    ])
-}
-
-/// How long a change waits for diagnostics.
-#[derive(Debug, Clone)]
-pub struct Timing {
-    /// Quiet after a publication before it is taken as the answer.
-    pub settle: Duration,
-    /// All an edit waits, the server's start included (`wait_secs`).
-    pub cap: Duration,
-    /// How long a server may take to answer `initialize` (`start_secs`).
-    pub start: Duration,
-}
-
-impl Default for Timing {
-    fn default() -> Self {
-        Timing {
-            settle: Duration::from_millis(300),
-            cap: Duration::from_secs(5),
-            start: Duration::from_secs(10),
-        }
-    }
-}
+use super::report::{format_report, line};
+use super::servers::{ServerConfig, Timing, builtin, language_id, on_path};
 
 /// Failures after which a server is left alone for this session.
 const MAX_FAILURES: u32 = 3;
@@ -145,8 +45,8 @@ pub struct LspManager {
     /// Files the agent wrote itself (not "outside" changes).
     pub own_writes: Arc<super::watch::OwnWrites>,
     watcher: std::sync::Mutex<Option<notify::RecommendedWatcher>>,
-    servers: BTreeMap<String, ServerConfig>,
-    workspace: PathBuf,
+    pub(super) servers: BTreeMap<String, ServerConfig>,
+    pub(super) workspace: PathBuf,
     log_dir: PathBuf,
     timing: Timing,
     /// Servers run the project's code (build scripts, proc macros,
@@ -166,33 +66,6 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Why no server starts in an untrusted project, and what to do.
 pub const UNTRUSTED: &str = "language servers are off because this project is not trusted (they run its code: build scripts, plugins); the person can trust it with `agent trust --yes` or by answering yes when agent starts";
-
-pub fn on_path(command: &str) -> bool {
-    if command.contains('/') {
-        return Path::new(command).exists();
-    }
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(command).is_file()))
-}
-
-fn language_id(path: &Path) -> &'static str {
-    match path
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or_default()
-    {
-        "rs" => "rust",
-        "py" | "pyi" => "python",
-        "ts" => "typescript",
-        "tsx" => "typescriptreact",
-        "js" | "mjs" | "cjs" => "javascript",
-        "jsx" => "javascriptreact",
-        "go" => "go",
-        "c" | "h" => "c",
-        "cc" | "cpp" | "hpp" | "cxx" => "cpp",
-        _ => "plaintext",
-    }
-}
 
 impl LspManager {
     /// `configured` entries override built-ins of the same name; built-ins
@@ -228,30 +101,6 @@ impl LspManager {
         self.trusted = true;
         self.sandbox = sandbox;
         self
-    }
-
-    fn server_for(&self, path: &Path) -> Option<(&String, &ServerConfig)> {
-        let ext = path.extension()?.to_str()?;
-        let lang = language_id(path);
-        self.servers.iter().find(|(_, s)| {
-            s.extensions.iter().any(|e| e == ext) || s.languages.iter().any(|l| l == lang)
-        })
-    }
-
-    /// The nearest directory at or above the file (inside the workspace)
-    /// holding one of the server's root markers; else the workspace.
-    fn root_for(&self, path: &Path, server: &ServerConfig) -> PathBuf {
-        let mut dir = path.parent();
-        while let Some(d) = dir {
-            if !d.starts_with(&self.workspace) {
-                break;
-            }
-            if server.root_markers.iter().any(|m| d.join(m).exists()) {
-                return d.to_path_buf();
-            }
-            dir = d.parent();
-        }
-        self.workspace.clone()
     }
 
     /// The running server for `path`, started if needed, by `deadline`;
@@ -766,126 +615,6 @@ impl LspManager {
     }
 }
 
-fn severity(d: &Diagnostic) -> &'static str {
-    match d.severity {
-        Some(DiagnosticSeverity::ERROR) => "error",
-        Some(DiagnosticSeverity::WARNING) => "warning",
-        Some(DiagnosticSeverity::INFORMATION) => "info",
-        Some(DiagnosticSeverity::HINT) => "hint",
-        _ => "error",
-    }
-}
-
-fn line(
-    file: &str,
-    server: &str,
-    d: &Diagnostic,
-    display: &(dyn Fn(&Path) -> String + Sync),
-) -> String {
-    let source = d.source.clone().unwrap_or_else(|| server.to_string());
-    let code = match &d.code {
-        Some(lsp_types::NumberOrString::Number(n)) => format!("/{n}"),
-        Some(lsp_types::NumberOrString::String(s)) => format!("/{s}"),
-        None => String::new(),
-    };
-    let mut out = format!(
-        "{file}:{}:{} {} [{source}{code}] ",
-        d.range.start.line + 1,
-        d.range.start.character + 1,
-        severity(d),
-    );
-    // The whole message (rustc's expected/found, gopls' have/want), its
-    // continuation lines indented, within bounds.
-    let lines: Vec<&str> = d.message.lines().filter(|l| !l.trim().is_empty()).collect();
-    for (i, l) in lines.iter().take(MESSAGE_LINES).enumerate() {
-        if i > 0 {
-            out.push_str("\n      ");
-        }
-        out.push_str(&crate::text::cut_line(l.trim_end(), 300));
-    }
-    if lines.len() > MESSAGE_LINES {
-        out.push_str(&format!(
-            "\n      … {} more lines",
-            lines.len() - MESSAGE_LINES
-        ));
-    }
-    // Where the server points to as related, when it says so briefly.
-    for r in d.related_information.iter().flatten().take(2) {
-        let at = path_of(r.location.uri.as_str())
-            .map(|p| display(&p))
-            .unwrap_or_else(|| r.location.uri.to_string());
-        out.push_str(&format!(
-            "\n      see {at}:{}: {}",
-            r.location.range.start.line + 1,
-            crate::text::cut_line(r.message.lines().next().unwrap_or_default(), 200)
-        ));
-    }
-    out
-}
-
-/// Lines of one diagnostic's message shown.
-const MESSAGE_LINES: usize = 6;
-
-/// Errors and warnings shown per list.
-const MAX_LISTED: usize = 20;
-
-fn format_report(
-    server: &str,
-    path: &Path,
-    mine: &[Diagnostic],
-    all: &[(String, Vec<Diagnostic>)],
-    display: &(dyn Fn(&Path) -> String + Sync),
-) -> String {
-    let shown = display(path);
-    let important = |d: &&Diagnostic| matches!(severity(d), "error" | "warning");
-    let mut own: Vec<&Diagnostic> = mine.iter().filter(important).collect();
-    own.sort_by_key(|d| (severity(d) != "error", d.range.start.line));
-    let errors = own.iter().filter(|d| severity(d) == "error").count();
-    let warnings = own.len() - errors;
-    let mut out = String::from("Diagnostics:\n");
-    for d in own.iter().take(MAX_LISTED) {
-        out.push_str(&format!("  {}\n", line(&shown, server, d, display)));
-    }
-    if own.len() > MAX_LISTED {
-        out.push_str(&format!("  … and {} more\n", own.len() - MAX_LISTED));
-    }
-    let here = super::client::uri(path);
-    let others: Vec<(String, &Diagnostic)> = all
-        .iter()
-        .filter(|(u, _)| *u != here)
-        .flat_map(|(u, ds)| {
-            let file = path_of(u).map(|p| display(&p)).unwrap_or_else(|| u.clone());
-            ds.iter()
-                .filter(|d| severity(d) == "error")
-                .map(move |d| (file.clone(), d))
-        })
-        .collect();
-    if !others.is_empty() {
-        out.push_str("  Other files:\n");
-        for (file, d) in others.iter().take(MAX_LISTED) {
-            out.push_str(&format!("  {}\n", line(file, server, d, display)));
-        }
-        if others.len() > MAX_LISTED {
-            out.push_str(&format!("  … and {} more\n", others.len() - MAX_LISTED));
-        }
-    }
-    out.push_str(&format!(
-        "  {errors} error{}, {warnings} warning{} in {shown}{}",
-        if errors == 1 { "" } else { "s" },
-        if warnings == 1 { "" } else { "s" },
-        if others.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "; {} error{} in other files",
-                others.len(),
-                if others.len() == 1 { "" } else { "s" }
-            )
-        }
-    ));
-    out
-}
-
 /// `<temp>/agent-lsp-<uid>/<server>-<project hash>`: made private (0700)
 /// and checked to be ours and no link, so another user cannot hand a
 /// server a cache, and one per project, so one project's server does not
@@ -926,65 +655,4 @@ fn last_lines(path: &Path, n: usize) -> Vec<String> {
         .map(|l| crate::text::cut_line(l, 200))
         .collect();
     lines[lines.len().saturating_sub(n)..].to_vec()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn manager_with(server: ServerConfig) -> LspManager {
-        let dir = std::env::temp_dir();
-        LspManager::new(
-            BTreeMap::from([("mine".to_string(), server)]),
-            dir.clone(),
-            dir,
-            Timing::default(),
-        )
-    }
-
-    #[test]
-    fn whole_messages_and_related_places_are_shown_within_bounds() {
-        let d: Diagnostic = serde_json::from_value(serde_json::json!({
-            "range": {"start": {"line": 3, "character": 4}, "end": {"line": 3, "character": 9}},
-            "severity": 1,
-            "source": "rustc",
-            "code": "E0308",
-            "message": "mismatched types\nexpected `&str`\n   found `i32`\n\n".to_string() + &"x\n".repeat(10),
-            "relatedInformation": [{
-                "location": {"uri": "file:///w/src/greet.rs", "range": {"start": {"line": 1, "character": 7}, "end": {"line": 1, "character": 12}}},
-                "message": "function defined here"
-            }]
-        }))
-        .unwrap();
-        let display = |p: &Path| p.strip_prefix("/w").unwrap().display().to_string();
-        assert_eq!(
-            line("src/lib.rs", "ra", &d, &display),
-            "src/lib.rs:4:5 error [rustc/E0308] mismatched types\n      expected `&str`\n         found `i32`\n      x\n      x\n      x\n      … 7 more lines\n      see src/greet.rs:2: function defined here"
-        );
-    }
-
-    #[test]
-    fn a_server_is_chosen_by_language_or_by_extension() {
-        let by_language = manager_with(ServerConfig {
-            command: "mine-ls".into(),
-            languages: vec!["python".into()],
-            ..ServerConfig::default()
-        });
-        let chosen = |m: &LspManager, p: &str| m.server_for(Path::new(p)).map(|(n, _)| n.clone());
-        assert_eq!(chosen(&by_language, "/w/m.py").as_deref(), Some("mine"));
-        assert_eq!(
-            chosen(&by_language, "/w/stubs.pyi").as_deref(),
-            Some("mine")
-        );
-        assert_eq!(chosen(&by_language, "/w/a.txt"), None);
-
-        let by_extension = manager_with(ServerConfig {
-            command: "mine-ls".into(),
-            extensions: vec!["txt".into()],
-            ..ServerConfig::default()
-        });
-        assert_eq!(chosen(&by_extension, "/w/a.txt").as_deref(), Some("mine"));
-        // (A built-in pyright may serve it when installed; ours must not.)
-        assert_ne!(chosen(&by_extension, "/w/m.py").as_deref(), Some("mine"));
-    }
 }

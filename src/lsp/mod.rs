@@ -5,7 +5,10 @@
 
 pub mod client;
 pub mod manager;
+mod report;
+pub mod servers;
 
-pub use manager::{LspManager, ServerConfig, Timing};
+pub use manager::LspManager;
+pub use servers::{ServerConfig, Timing};
 pub mod transport;
 pub mod watch;
