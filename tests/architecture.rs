@@ -1,8 +1,12 @@
 //! The shape of `src/` that AGENTS.md promises: top-level modules import
-//! one way (no cycle between them, test code aside).
+//! one way (no cycle between them, test code aside) and no source file
+//! grows past what a person reads in one sitting.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+/// The longest source file allowed, in lines.
+const MAX_LINES: usize = 800;
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
@@ -214,4 +218,22 @@ fn the_cycle_check_finds_a_cycle() {
                 #[cfg(test)]\nmod tests {\n    use crate::headless;\n}\n";
     let names: Vec<String> = imports(text).into_iter().collect();
     assert_eq!(names, ["llm", "log", "text", "tools"]);
+}
+#[test]
+fn no_source_file_is_longer_than_a_sitting() {
+    let mut files = Vec::new();
+    sources(&src(), &mut files);
+    assert!(files.len() > 50, "found only {} source files", files.len());
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let lines = std::fs::read_to_string(f).ok()?.lines().count();
+            (lines > MAX_LINES).then(|| format!("{} ({lines} lines)", f.display()))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "source files over {MAX_LINES} lines; split each by concern:\n{}",
+        long.join("\n")
+    );
 }
