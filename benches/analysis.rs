@@ -10,6 +10,14 @@
 //! side by side in the same run (alternating calls), set
 //! `AGENT_BENCH_BEFORE=/path/to/old/agent`.
 
+// A benchmark prints its figures, and a failure is its report.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};

@@ -11,6 +11,14 @@
 //!
 //! Run with `cargo bench --bench headless`.
 
+// A benchmark prints its figures, and a failure is its report.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
+
 #[path = "../tests/support/mod.rs"]
 mod support;
 
@@ -47,8 +55,9 @@ fn script(trips: usize) -> Vec<Step> {
 
 /// CPU time (user + system) of all waited-for children so far.
 fn children_cpu() -> Duration {
-    // SAFETY: getrusage only writes into the struct we pass.
+    // SAFETY: rusage is plain integers, for which all zeroes is a valid value.
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage only writes into the struct we pass.
     unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut u) };
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
     tv(u.ru_utime) + tv(u.ru_stime)

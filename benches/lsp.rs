@@ -8,6 +8,14 @@
 //!
 //! Run with `cargo bench --bench lsp`.
 
+// A benchmark prints its figures, and a failure is its report.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
+
 #[path = "../tests/support/mod.rs"]
 mod support;
 

@@ -5,6 +5,14 @@
 //!
 //! Run with `cargo bench --bench search`.
 
+// A benchmark prints its figures, and a failure is its report.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;

@@ -9,6 +9,14 @@
 //!
 //! Run with `cargo bench --bench tools`.
 
+// A benchmark prints its figures, and a failure is its report.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
+
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

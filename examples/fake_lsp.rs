@@ -9,6 +9,14 @@
 //! nothing for a document that was clean and stays clean) and `hang` (never
 //! answers `initialize`). It registers for watched `*.txt` changes.
 
+// A test fixture: it may unwrap and print; a failure is the test's report.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
+
 use std::sync::Mutex;
 use std::time::Duration;
 

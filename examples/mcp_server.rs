@@ -12,6 +12,14 @@
 //! `mcp_server --http PORT_FILE` serves streamable HTTP on 127.0.0.1 at
 //! `/mcp` instead, and writes the port it got to PORT_FILE.
 
+// A test fixture: it may unwrap and print; a failure is the test's report.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
+
 use std::io::Write;
 use std::sync::Arc;
 

@@ -2,6 +2,9 @@
 //! and prints the answer as text, one JSON object, or one JSON event per line.
 //! It never waits for a person.
 
+// A front end: it owns standard output and error.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Instant;

@@ -1,5 +1,8 @@
 //! The `agent` binary: parse arguments, load configuration, pick the front end.
 
+// A front end: it owns standard output and error.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 

@@ -65,6 +65,7 @@ pub fn interpreter(name: &str) -> Option<&'static [&'static str]> {
         .map(|(_, flags)| *flags)
 }
 
+#[allow(clippy::expect_used)]
 fn pattern(re: &str) -> Regex {
     Regex::new(re).expect("a constant pattern, exercised by the inline-code tests")
 }

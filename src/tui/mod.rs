@@ -2,6 +2,9 @@
 //! agent: it talks to the session through events and commands, and answers
 //! approvals as the `Approver`; nothing in `agent/` depends on it.
 
+// A front end: it owns standard output and error.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 mod app;
 mod attach;
 mod cells;

@@ -354,6 +354,7 @@ pub(super) fn gsutil(inv: &Invocation) -> Option<RiskAssessment> {
     }
 }
 
+#[allow(clippy::expect_used)]
 static DESTRUCTIVE_SQL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?i)\bdrop\s+(database|schema|table|collection|user|role)\b|\btruncate\s+(table\s+)?\w|\bdelete\s+from\s+[\w.`\x22]+\s*(;|$|\))|\bdropdatabase\s*\(|\.drop\s*\(|\bflushall\b|\bflushdb\b|\bdeletemany\s*\(\s*\{\s*\}\s*\)",

@@ -2,7 +2,7 @@
 //! (`--yolo`) against the mock LLM; asserts on bytes on disk and on the exact
 //! results the model received.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

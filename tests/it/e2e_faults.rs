@@ -1,7 +1,7 @@
 //! End-to-end: every fault the mock can inject is survived (retried) or
 //! reported with a message that says what to do, over both wire protocols.
 
-mod support;
+use crate::support;
 
 use std::time::Instant;
 

@@ -6,7 +6,7 @@
 //! must finish with the right files, and leave no temporary file and no
 //! process behind.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::mock_llm::{MockLlm, Reply, Step, ToolCall, call, status};

@@ -3,7 +3,7 @@
 //! script reused unchanged, rewrites judged again, a hanging hook stopped,
 //! an untrusted project's hooks skipped.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

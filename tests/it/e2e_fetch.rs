@@ -2,7 +2,7 @@
 //! test: HTML made readable, same-host redirects followed and shown, other
 //! hosts reported, binaries refused, the gate asked by host.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::http::{Page, Server};

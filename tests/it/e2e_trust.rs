@@ -4,7 +4,7 @@
 //! pull an outside file into the prompt; commands and hooks never see the
 //! provider keys.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::mock_llm::{MockLlm, Reply, Step, call};

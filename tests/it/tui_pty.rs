@@ -1,7 +1,7 @@
 //! The real binary in a pseudo-terminal against the mock LLM: what the
 //! person sees (read back with vt100) and what the model receives.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

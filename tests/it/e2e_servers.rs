@@ -7,7 +7,7 @@
 //! `.ci/run` installs all five. Elsewhere a missing server skips its test
 //! with a message; under `CI=true` a missing server fails it.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::project::{FAST_LLM, Project, Wire};

@@ -2,7 +2,7 @@
 //! a fake language server (examples/fake_lsp.rs, tower-lsp) in each of its
 //! publishing modes, and from pyright when it is installed (CI installs it).
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 

@@ -4,7 +4,7 @@
 //! steps, tells the model first, and names the call; identical calls in
 //! one response run once.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Reply, Step, call};

@@ -4,7 +4,7 @@
 //! child's Surface, usage adds up, hooks stay out of children, and a
 //! child's failure is a tool result.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Reply, Step, call};

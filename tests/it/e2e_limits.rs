@@ -5,7 +5,7 @@
 //! half is retried without anything of it having run. Over both wire
 //! protocols, through the real binary, with limits shortened in `[llm]`.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::mock_llm::{MockLlm, Reply, Step, call, status};

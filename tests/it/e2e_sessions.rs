@@ -3,7 +3,7 @@
 //! lists it, a long task is compacted under the window, `agent undo`
 //! restores files without git, and a run killed mid-turn can be continued.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Reply, Step, call};

@@ -2,7 +2,7 @@
 //! questions) against the mock LLM: output capture, caps, timeouts that kill
 //! grandchildren, background jobs, and the OS sandbox.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::mock_llm::{MockLlm, Reply, Step, call};

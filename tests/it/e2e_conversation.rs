@@ -1,7 +1,7 @@
 //! End-to-end: the real binary, over each wire protocol, against the mock LLM
 //! server; asserts on what the tools returned to the model.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, SystemTime};
 

@@ -1,6 +1,6 @@
 //! The binary's command line and configuration, from the outside.
 
-mod support;
+use crate::support;
 
 use support::mock_llm::{MockLlm, Reply, Step};
 use support::project::{Project, Run};

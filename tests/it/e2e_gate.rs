@@ -4,7 +4,7 @@
 //! file created, a file deleted, a secret in a tool result); the test
 //! asserts that no mark was left.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::project::{Project, Wire, rounds};

@@ -5,7 +5,7 @@
 //! and usage; then through the other wire's decoder, where it must end with
 //! one line of error (or an answer), never a panic or a hang.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -1,6 +1,6 @@
 //! Tests of the mock LLM server itself (tests/support/mock_llm), using reqwest.
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};

@@ -4,7 +4,7 @@
 //! tool round trip with the model's reasoning carried back encrypted,
 //! usage, and a broken stream retried like on the other wires.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Reply, Step, call};

@@ -5,7 +5,7 @@
 //! timeouts and Ctrl-C abort a call, `agent mcp list`, a project's config
 //! never starts a server, and the same server over streamable HTTP.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
