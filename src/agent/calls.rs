@@ -8,7 +8,7 @@ use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
 use super::{AgentEvent, EventSink, Session};
-use crate::tools::{ProgressEvent, ToolCall, ToolResult};
+use crate::tools::{Prepared, ProgressEvent, ToolCall, ToolResult};
 
 impl Session {
     /// Runs the calls of one response, each distinct call once: a call
@@ -57,12 +57,13 @@ impl Session {
                         notices: Vec::new(),
                         halt: None,
                     };
+                    let prepared = self.surface.prepare(c);
                     on_event(AgentEvent::ToolCall {
                         id: c.id.clone(),
                         name: c.name.clone(),
                         arguments: c.arguments.clone(),
-                        summary: self.surface.summary(c),
-                        preview: self.surface.preview(&c.name),
+                        summary: prepared.summary(),
+                        preview: prepared.preview(),
                     });
                     on_event(AgentEvent::ToolResult {
                         id: c.id.clone(),
@@ -89,31 +90,41 @@ impl Session {
         cancel: &CancellationToken,
     ) -> Vec<ToolResult> {
         let mut results = Vec::with_capacity(calls.len());
+        // Each call's arguments are parsed once, here, for everything after.
+        let mut prepared: Vec<Option<Prepared>> = calls
+            .iter()
+            .map(|c| Some(self.surface.prepare(c)))
+            .collect();
+        let concurrent = |p: &Option<Prepared>| p.as_ref().is_some_and(Prepared::concurrent);
         let mut i = 0;
         while i < calls.len() {
             let mut end = i + 1;
-            if self.surface.is_read_only(&calls[i].name) {
-                while end < calls.len() && self.surface.is_read_only(&calls[end].name) {
+            if concurrent(&prepared[i]) {
+                while end < calls.len() && concurrent(&prepared[end]) {
                     end += 1;
                 }
             }
             let batch = &calls[i..end];
-            for c in batch {
+            let ready: Vec<Prepared> = prepared[i..end]
+                .iter_mut()
+                .filter_map(Option::take)
+                .collect();
+            for (c, p) in batch.iter().zip(&ready) {
                 on_event(AgentEvent::ToolCall {
                     id: c.id.clone(),
                     name: c.name.clone(),
                     arguments: c.arguments.clone(),
-                    summary: self.surface.summary(c),
-                    preview: self.surface.preview(&c.name),
+                    summary: p.summary(),
+                    preview: p.preview(),
                 });
             }
             let surface = Arc::clone(&self.surface);
             // Sub-agents report steps and token usage while they run.
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
             let running = join_all(
-                batch
-                    .iter()
-                    .map(|c| surface.call_reporting(c, cancel, Some(tx.clone()))),
+                ready
+                    .into_iter()
+                    .map(|p| surface.run(p, cancel, Some(tx.clone()))),
             );
             drop(tx);
             tokio::pin!(running);

@@ -263,7 +263,7 @@ impl Session {
             }
             if streak > MAX_REPEATS {
                 let call = &calls[0];
-                let summary = self.surface.summary(call);
+                let summary = self.surface.prepare(call).summary();
                 return Err(TurnError::Repeating {
                     tool: call.name.clone(),
                     call: if summary.trim().is_empty() {

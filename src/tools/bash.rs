@@ -53,8 +53,19 @@ impl Tool for Bash {
         Preview::Tail
     }
 
-    fn description(&self) -> String {
-        let l = BashLimits::default();
+    fn description(&self, ctx: &ToolContext) -> String {
+        let l = &ctx.bash;
+        let sandbox = match ctx.sandbox.mode {
+            _ if !ctx.sandbox.active() => {
+                "Commands run without an OS sandbox here: the person's approval is the only check on what they change."
+            }
+            crate::shell::SandboxMode::ReadOnly => {
+                "Commands run inside a read-only OS sandbox: they can write only to the temp directory, so nothing that writes into the project (a build included) works."
+            }
+            _ => {
+                "Commands run inside an OS sandbox that allows writes only inside the project, the temp directory and tool caches."
+            }
+        };
         render(
             include_str!("../../templates/bash.md"),
             &[
@@ -64,6 +75,7 @@ impl Tool for Bash {
                 ("max_output", (HEAD_BYTES + TAIL_BYTES).to_string()),
                 ("head", HEAD_BYTES.to_string()),
                 ("tail", TAIL_BYTES.to_string()),
+                ("sandbox", sandbox.to_string()),
             ],
         )
     }

@@ -329,7 +329,7 @@ impl Tool for Edit {
     type Args = EditArgs;
     const NAME: &'static str = "edit";
 
-    fn description(&self) -> String {
+    fn description(&self, _ctx: &ToolContext) -> String {
         render(include_str!("../../templates/edit.md"), &[])
     }
 

@@ -18,7 +18,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::surface::{DynTool, PreparedCall};
+use super::dyn_tool::{DynTool, PreparedCall};
 use super::{After, Effect, Preview, ToolContext, ToolError};
 use crate::llm::ToolSpec;
 use crate::permission::CallFacts;
@@ -185,8 +185,8 @@ impl ExternalTools {
         self.read().by_name.keys().cloned().collect()
     }
 
-    pub(super) fn specs(&self) -> Vec<ToolSpec> {
-        self.read().by_name.values().map(|t| t.spec()).collect()
+    pub(super) fn specs(&self, ctx: &ToolContext) -> Vec<ToolSpec> {
+        self.read().by_name.values().map(|t| t.spec(ctx)).collect()
     }
 
     /// The sources' notes for the system prompt, in source order.
@@ -236,7 +236,7 @@ struct Prepared {
 }
 
 impl DynTool for Adapter {
-    fn spec(&self) -> ToolSpec {
+    fn spec(&self, _ctx: &ToolContext) -> ToolSpec {
         self.0.spec().clone()
     }
 
@@ -394,7 +394,8 @@ mod tests {
         assert_eq!(s.notes(), vec!["how to use x".to_string()]);
         let names: Vec<String> = s.specs().into_iter().map(|t| t.name).collect();
         assert!(names.contains(&"view".to_string()) && names.contains(&"mcp_x_write".to_string()));
-        assert!(s.is_read_only("mcp_x_read") && !s.is_read_only("mcp_x_write"));
+        let concurrent = |name| s.prepare(&tool_call(name)).concurrent();
+        assert!(concurrent("mcp_x_read") && !concurrent("mcp_x_write"));
         let r = s.call(&tool_call("mcp_x_read"), &cancel).await;
         assert_eq!((r.content.as_str(), r.is_error), (r#"ran {"n":1}"#, false));
         // Asked about, and nobody can answer: refused before it runs.

@@ -134,7 +134,7 @@ impl Tool for Fetch {
     type Args = FetchArgs;
     const NAME: &'static str = "fetch";
 
-    fn description(&self) -> String {
+    fn description(&self, _ctx: &ToolContext) -> String {
         render(
             include_str!("../../templates/fetch.md"),
             &[

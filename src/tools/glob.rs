@@ -28,7 +28,7 @@ impl Tool for Glob {
     type Args = GlobArgs;
     const NAME: &'static str = "glob";
 
-    fn description(&self) -> String {
+    fn description(&self, _ctx: &ToolContext) -> String {
         render(
             include_str!("../../templates/glob.md"),
             &[("max_results", MAX_RESULTS.to_string())],

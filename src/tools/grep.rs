@@ -35,7 +35,7 @@ impl Tool for Grep {
     type Args = GrepArgs;
     const NAME: &'static str = "grep";
 
-    fn description(&self) -> String {
+    fn description(&self, _ctx: &ToolContext) -> String {
         render(
             include_str!("../../templates/grep.md"),
             &[

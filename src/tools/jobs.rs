@@ -103,7 +103,7 @@ impl Tool for JobOutput {
     type Args = JobOutputArgs;
     const NAME: &'static str = "job_output";
 
-    fn description(&self) -> String {
+    fn description(&self, _ctx: &ToolContext) -> String {
         render(
             include_str!("../../templates/job_output.md"),
             &[("max_wait", MAX_WAIT_SECS.to_string())],
@@ -111,7 +111,8 @@ impl Tool for JobOutput {
     }
 
     fn effect(&self) -> Effect {
-        Effect::Read
+        // A finished job is forgotten once its output was read.
+        Effect::Session
     }
 
     fn paths(_: &JobOutputArgs) -> Vec<&str> {
@@ -151,13 +152,13 @@ impl Tool for JobKill {
     type Args = JobKillArgs;
     const NAME: &'static str = "job_kill";
 
-    fn description(&self) -> String {
+    fn description(&self, _ctx: &ToolContext) -> String {
         render(include_str!("../../templates/job_kill.md"), &[])
     }
 
     fn effect(&self) -> Effect {
-        // Stopping our own job needs no approval and may run alongside reads.
-        Effect::Read
+        // Stopping the session's own job needs no approval.
+        Effect::Session
     }
 
     fn paths(_: &JobKillArgs) -> Vec<&str> {

@@ -22,7 +22,7 @@ impl Tool for Ls {
     type Args = LsArgs;
     const NAME: &'static str = "ls";
 
-    fn description(&self) -> String {
+    fn description(&self, _ctx: &ToolContext) -> String {
         render(
             include_str!("../../templates/ls.md"),
             &[

@@ -25,7 +25,7 @@ impl Tool for Diagnostics {
     type Args = DiagnosticsArgs;
     const NAME: &'static str = "diagnostics";
 
-    fn description(&self) -> String {
+    fn description(&self, _ctx: &ToolContext) -> String {
         render(include_str!("../../templates/diagnostics.md"), &[])
     }
 
@@ -72,7 +72,7 @@ impl Tool for References {
     type Args = ReferencesArgs;
     const NAME: &'static str = "references";
 
-    fn description(&self) -> String {
+    fn description(&self, _ctx: &ToolContext) -> String {
         render(include_str!("../../templates/references.md"), &[])
     }
 
@@ -163,12 +163,12 @@ impl Tool for LspRestart {
     type Args = LspRestartArgs;
     const NAME: &'static str = "lsp_restart";
 
-    fn description(&self) -> String {
+    fn description(&self, _ctx: &ToolContext) -> String {
         render(include_str!("../../templates/lsp_restart.md"), &[])
     }
 
     fn effect(&self) -> Effect {
-        Effect::Read
+        Effect::Session
     }
 
     fn paths(_: &LspRestartArgs) -> Vec<&str> {

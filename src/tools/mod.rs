@@ -5,6 +5,7 @@
 //! never inside a tool.
 
 mod bash;
+mod dyn_tool;
 mod edit;
 mod external;
 mod fetch;
@@ -38,18 +39,34 @@ use crate::shell::{Ban, Sandbox};
 
 pub use bash::BashLimits;
 pub use external::{ExternalTool, ExternalTools};
-pub use subagent::{Delegate, READ_ONLY_TOOLS};
-pub use surface::{Surface, ToolCall, ToolResult};
+pub use subagent::Delegate;
+pub use surface::{Prepared, Surface, ToolCall, ToolResult};
 pub use tracker::{FileStamp, ReadTracker};
 pub use workspace::Workspace;
 
-/// What a tool does to the world. Only `Read` tools may run concurrently.
+/// What a tool does to the world: one declared fact, from which follow
+/// which calls may run side by side ([`Effect::concurrent`]) and which
+/// tools a sub-agent gets (the `Read` ones).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Effect {
+    /// Reads files or language servers and changes nothing.
     Read,
+    /// Changes only the session's own state (its task list, its background
+    /// jobs, its language servers); runs alone, in order.
+    Session,
+    /// Runs a sub-agent, which only reads.
+    Delegate,
     Write,
     Execute,
     Network,
+}
+
+impl Effect {
+    /// Whether calls may run side by side with other such calls: reads,
+    /// and sub-agents (which only read).
+    pub fn concurrent(self) -> bool {
+        matches!(self, Effect::Read | Effect::Delegate)
+    }
 }
 
 /// How a front end shows a result while its cell is collapsed.
@@ -154,6 +171,9 @@ pub struct ToolContext {
     /// The gate's rules (set by the Surface): walks (`grep`, `glob`, `ls`)
     /// leave out what deny rules forbid reading.
     pub rules: Arc<crate::permission::RuleSet>,
+    /// The tools whose effect is [`Effect::Read`] (set by the Surface):
+    /// what a sub-agent gets.
+    pub read_only_tools: Arc<Vec<&'static str>>,
 }
 
 impl ToolContext {
@@ -173,6 +193,7 @@ impl ToolContext {
             delegate: None,
             progress: Progress::default(),
             rules: Arc::default(),
+            read_only_tools: Arc::default(),
         }
     }
 
@@ -237,8 +258,9 @@ pub trait Tool: Send + Sync + 'static {
     type Args: DeserializeOwned + schemars::JsonSchema + Send + 'static;
     const NAME: &'static str;
 
-    /// The text the model reads, with limits filled in from the code.
-    fn description(&self) -> String;
+    /// The text the model reads, with limits filled in from the code and
+    /// the session's settings.
+    fn description(&self, ctx: &ToolContext) -> String;
     fn effect(&self) -> Effect;
     /// Paths this call reads or writes, as the model gave them.
     fn paths(args: &Self::Args) -> Vec<&str>;

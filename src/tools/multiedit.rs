@@ -77,7 +77,7 @@ impl Tool for MultiEdit {
     type Args = MultiEditArgs;
     const NAME: &'static str = "multiedit";
 
-    fn description(&self) -> String {
+    fn description(&self, _ctx: &ToolContext) -> String {
         render(include_str!("../../templates/multiedit.md"), &[])
     }
 

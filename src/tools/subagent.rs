@@ -11,10 +11,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Effect, Tool, ToolContext, ToolError, render};
 
-/// Tools a sub-agent has: reading and searching, nothing that changes
-/// anything, and no `agent` (no nesting).
-pub const READ_ONLY_TOOLS: &[&str] = &["view", "ls", "glob", "grep", "diagnostics", "references"];
-
 /// Runs a child session for one task.
 pub trait Delegate: Send + Sync {
     /// The child's final text, or why it failed. `progress` hears about
@@ -46,16 +42,16 @@ impl Tool for SubAgent {
     type Args = SubAgentArgs;
     const NAME: &'static str = "agent";
 
-    fn description(&self) -> String {
+    fn description(&self, ctx: &ToolContext) -> String {
         render(
             include_str!("../../templates/agent.md"),
-            &[("tools", READ_ONLY_TOOLS.join(", "))],
+            &[("tools", ctx.read_only_tools.join(", "))],
         )
     }
 
     fn effect(&self) -> Effect {
         // The child only reads, so several run side by side.
-        Effect::Read
+        Effect::Delegate
     }
 
     fn paths(_: &SubAgentArgs) -> Vec<&str> {

@@ -9,14 +9,14 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures_util::FutureExt;
-use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::dyn_tool::{DynTool, PreparedCall, SCHEMA_HINT, parse_arguments};
 use super::external::ExternalTools;
 use super::{
     After, Effect, Preview, Tool, ToolContext, ToolError, bash, edit, fetch, glob, grep, jobs, ls,
-    lsp_tools, multiedit, schema, subagent, todos, view, write,
+    lsp_tools, multiedit, subagent, todos, view, write,
 };
 use crate::hooks::{self, Event, HookCall, Hooks};
 use crate::llm::ToolSpec;
@@ -44,6 +44,49 @@ pub struct ToolResult {
     pub notices: Vec<String>,
     /// A hook ended the turn, with this reason.
     pub halt: Option<String>,
+}
+
+/// A call looked up, its arguments parsed and validated, once
+/// ([`Surface::prepare`]): its summary, preview and whether it only reads
+/// come from here, and [`Surface::run`] runs it.
+pub struct Prepared {
+    call: ToolCall,
+    tool: Option<Arc<dyn DynTool>>,
+    /// The tool, the arguments as parsed and the validated call, or why not.
+    ready: Result<Ready, ToolError>,
+}
+
+struct Ready {
+    tool: Arc<dyn DynTool>,
+    args: Value,
+    call: Box<dyn PreparedCall>,
+}
+
+impl Prepared {
+    pub fn call(&self) -> &ToolCall {
+        &self.call
+    }
+
+    /// A one-line human summary (the file, the pattern, the command), for
+    /// front ends; the raw arguments when they do not parse.
+    pub fn summary(&self) -> String {
+        match &self.ready {
+            Ok(r) => r.call.summary(),
+            Err(_) => crate::text::cut_line(&self.call.arguments, 120),
+        }
+    }
+
+    /// How front ends preview the result.
+    pub fn preview(&self) -> Preview {
+        self.tool.as_ref().map_or(Preview::Head, |t| t.preview())
+    }
+
+    /// Whether the call may run side by side with other such calls
+    /// ([`Effect::concurrent`]). An unknown tool's may: it only returns an
+    /// error.
+    pub fn concurrent(&self) -> bool {
+        self.tool.as_ref().is_none_or(|t| t.effect().concurrent())
+    }
 }
 
 /// Largest file a command's snapshot keeps for undo.
@@ -96,73 +139,6 @@ impl From<ToolError> for Refusal {
     }
 }
 
-/// Object-safe face of a [`Tool`] (and of an external tool, see `external.rs`).
-pub(super) trait DynTool: Send + Sync {
-    fn spec(&self) -> ToolSpec;
-    fn effect(&self) -> Effect;
-    fn after(&self) -> After;
-    fn preview(&self) -> Preview;
-    fn prepare(self: Arc<Self>, args: Value) -> Result<Box<dyn PreparedCall>, ToolError>;
-}
-
-/// A call whose arguments passed validation.
-pub(super) trait PreparedCall: Send {
-    fn facts(&self, ctx: &ToolContext) -> Result<CallFacts, ToolError>;
-    fn run(self: Box<Self>, ctx: ToolContext) -> BoxFuture<'static, Result<String, ToolError>>;
-    fn summary(&self) -> String;
-}
-
-struct Prepared<T: Tool> {
-    tool: Arc<T>,
-    args: T::Args,
-}
-
-impl<T: Tool> DynTool for T {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: T::NAME.to_string(),
-            description: self.description(),
-            parameters: schema::for_args::<T::Args>(),
-        }
-    }
-
-    fn effect(&self) -> Effect {
-        Tool::effect(self)
-    }
-
-    fn after(&self) -> After {
-        Tool::after(self)
-    }
-
-    fn preview(&self) -> Preview {
-        Tool::preview(self)
-    }
-
-    fn prepare(self: Arc<Self>, args: Value) -> Result<Box<dyn PreparedCall>, ToolError> {
-        let args = serde_json::from_value::<T::Args>(args).map_err(|e| {
-            ToolError::new(format!(
-                "invalid arguments for `{}`: {e}.{SCHEMA_HINT}",
-                T::NAME
-            ))
-        })?;
-        Ok(Box::new(Prepared { tool: self, args }))
-    }
-}
-
-impl<T: Tool> PreparedCall for Prepared<T> {
-    fn facts(&self, ctx: &ToolContext) -> Result<CallFacts, ToolError> {
-        self.tool.facts(&self.args, ctx)
-    }
-
-    fn run(self: Box<Self>, ctx: ToolContext) -> BoxFuture<'static, Result<String, ToolError>> {
-        Box::pin(async move { self.tool.run(self.args, &ctx).await })
-    }
-
-    fn summary(&self) -> String {
-        T::summary(&self.args)
-    }
-}
-
 pub struct Surface {
     tools: BTreeMap<&'static str, Arc<dyn DynTool>>,
     /// Tools that join while the session runs (MCP servers).
@@ -200,15 +176,21 @@ impl Surface {
         s.register(todos::Todos);
         s.register(fetch::Fetch);
         s.register(subagent::SubAgent);
+        s.ctx.read_only_tools = Arc::new(
+            s.tools
+                .iter()
+                .filter(|(_, t)| t.effect() == Effect::Read)
+                .map(|(name, _)| *name)
+                .collect(),
+        );
         s
     }
 
-    /// A sub-agent's Surface: only the tools that read and search
-    /// ([`READ_ONLY_TOOLS`](super::READ_ONLY_TOOLS)), no hooks, no `agent`.
+    /// A sub-agent's Surface: only the tools whose effect is
+    /// [`Effect::Read`], no hooks, no `agent`.
     pub fn read_only(ctx: ToolContext, gate: Arc<Gate>) -> Surface {
         let mut s = Surface::new(ctx, gate);
-        s.tools
-            .retain(|name, _| super::READ_ONLY_TOOLS.contains(name));
+        s.tools.retain(|_, t| t.effect() == Effect::Read);
         s
     }
 
@@ -250,9 +232,7 @@ impl Surface {
     /// What the gate would decide for a call, without running it
     /// (`agent permissions check`).
     pub fn judge(&self, call: &ToolCall) -> Result<(CallFacts, Judgment), ToolError> {
-        let tool = self.lookup(&call.name)?;
-        let args = parse_arguments(&call.name, &call.arguments)?;
-        let facts = tool.prepare(args)?.facts(&self.ctx)?;
+        let facts = self.prepare(call).ready?.call.facts(&self.ctx)?;
         let judgment = self.gate.judge(&facts, HookWord::Silent);
         Ok((facts, judgment))
     }
@@ -276,20 +256,24 @@ impl Surface {
     }
 
     pub fn specs(&self) -> Vec<ToolSpec> {
-        let mut specs: Vec<ToolSpec> = self.tools.values().map(|t| t.spec()).collect();
-        specs.extend(self.external.specs());
+        let mut specs: Vec<ToolSpec> = self.tools.values().map(|t| t.spec(&self.ctx)).collect();
+        specs.extend(self.external.specs(&self.ctx));
         specs
     }
 
-    /// Whether calls to `name` may run concurrently with other such calls.
-    /// Unknown names count as read-only: their call only returns an error.
-    pub fn is_read_only(&self, name: &str) -> bool {
-        match self.tools.get(name) {
-            Some(t) => t.effect() == Effect::Read,
-            None => self
-                .external
-                .get(name)
-                .is_none_or(|t| t.effect() == Effect::Read),
+    /// Looks the call's tool up and parses and validates its arguments,
+    /// once for everything that follows.
+    pub fn prepare(&self, call: &ToolCall) -> Prepared {
+        let tool = self.lookup(&call.name);
+        let ready = tool.clone().and_then(|tool| {
+            let args = parse_arguments(&call.name, &call.arguments)?;
+            let call = Arc::clone(&tool).prepare(args.clone())?;
+            Ok(Ready { tool, args, call })
+        });
+        Prepared {
+            call: call.clone(),
+            tool: tool.ok(),
+            ready,
         }
     }
 
@@ -297,27 +281,36 @@ impl Surface {
     /// cancelling it unblocks a waiting approval (as denied) and stops the
     /// tool.
     pub async fn call(&self, call: &ToolCall, cancel: &CancellationToken) -> ToolResult {
-        self.call_reporting(call, cancel, None).await
+        self.run(self.prepare(call), cancel, None).await
     }
 
-    /// [`Surface::call`], with the call's progress reports sent to `progress`.
-    pub async fn call_reporting(
+    /// Runs a prepared call through every step, its progress reports sent
+    /// to `progress`.
+    pub async fn run(
         &self,
-        call: &ToolCall,
+        prepared: Prepared,
         cancel: &CancellationToken,
         progress: Option<tokio::sync::mpsc::UnboundedSender<(String, super::ProgressEvent)>>,
     ) -> ToolResult {
+        let call = prepared.call.clone();
+        let call = &call;
         let mut ctx = self.ctx.clone();
         ctx.cancel = cancel.clone();
         if let Some(tx) = progress {
             ctx.progress = super::Progress::new(&call.id, tx);
         }
         // A call to a tool of a source still starting waits for it.
-        if !self.tools.contains_key(call.name.as_str()) {
+        let prepared = if self.tools.contains_key(call.name.as_str()) {
+            prepared
+        } else {
             self.external.settle(&call.name, cancel).await;
-        }
+            match prepared.tool {
+                Some(_) => prepared,
+                None => self.prepare(call),
+            }
+        };
         let mut effects = HookEffects::default();
-        let outcome = AssertUnwindSafe(self.dispatch(call, ctx, &mut effects))
+        let outcome = AssertUnwindSafe(self.dispatch(prepared, ctx, &mut effects))
             .catch_unwind()
             .await
             .unwrap_or_else(|panic| {
@@ -351,38 +344,20 @@ impl Surface {
         }
     }
 
-    /// How front ends preview the named tool's results.
-    pub fn preview(&self, name: &str) -> Preview {
-        self.lookup(name).map_or(Preview::Head, |t| t.preview())
-    }
-
-    /// A one-line human summary of a call (the file, the pattern, the
-    /// command), for front ends; the raw arguments when they do not parse.
-    pub fn summary(&self, call: &ToolCall) -> String {
-        let prepared = self
-            .lookup(&call.name)
-            .ok()
-            .and_then(|t| {
-                parse_arguments(&call.name, &call.arguments)
-                    .ok()
-                    .map(|a| (t, a))
-            })
-            .and_then(|(t, a)| t.prepare(a).ok());
-        match prepared {
-            Some(p) => p.summary(),
-            None => crate::text::cut_line(&call.arguments, 120),
-        }
-    }
-
     async fn dispatch(
         &self,
-        call: &ToolCall,
+        prepared: Prepared,
         ctx: ToolContext,
         effects: &mut HookEffects,
     ) -> Result<(String, Option<String>), Refusal> {
-        let tool = &self.lookup(&call.name)?;
-        let args = parse_arguments(&call.name, &call.arguments)?;
-        let mut prepared = Arc::clone(tool).prepare(args.clone())?;
+        let Prepared { call, ready, .. } = prepared;
+        let call = &call;
+        let Ready {
+            tool,
+            args,
+            call: mut prepared,
+        } = ready?;
+        let tool = &tool;
         let hooked = |event| self.hooks.as_deref().filter(|h| h.any(event, &call.name));
         let (pre, post) = (hooked(Event::PreToolUse), hooked(Event::PostToolUse));
         // The call as hooks see it; after a rewrite, the call that runs.
@@ -575,27 +550,6 @@ impl Surface {
     }
 }
 
-/// How an invalid-arguments message ends when the model can fix it.
-const SCHEMA_HINT: &str = " Call it again with arguments that match its schema.";
-
-fn parse_arguments(tool: &str, raw: &str) -> Result<Value, ToolError> {
-    if raw.trim().is_empty() {
-        return Ok(Value::Object(Default::default()));
-    }
-    match serde_json::from_str::<Value>(raw) {
-        Ok(v @ Value::Object(_)) => Ok(v),
-        Ok(other) => Err(ToolError::new(format!(
-            "arguments for `{tool}` must be a JSON object, not {other}; call it again with an object matching its schema"
-        ))),
-        Err(e) => {
-            let shown = crate::text::cut_line(raw, 300);
-            Err(ToolError::new(format!(
-                "arguments for `{tool}` are not valid JSON ({e}): {shown}\nCall it again with a valid JSON object matching its schema."
-            )))
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -629,6 +583,103 @@ mod tests {
         )
         .with_lsp(Arc::clone(&lsp));
         (Surface::new(ctx, Arc::new(gate)), lsp)
+    }
+
+    fn gate(root: &std::path::Path) -> Arc<Gate> {
+        Arc::new(Gate::new(
+            crate::permission::GateConfig {
+                rules: crate::permission::RuleSet::default(),
+                yolo: false,
+                workspace: root.to_path_buf(),
+                always_file: root.join("unused.toml"),
+            },
+            Arc::new(crate::headless::HeadlessApprover),
+        ))
+    }
+
+    fn description(surface: &Surface, tool: &str) -> String {
+        surface
+            .specs()
+            .into_iter()
+            .find(|s| s.name == tool)
+            .map(|s| s.description)
+            .unwrap()
+    }
+
+    #[test]
+    fn the_bash_description_shows_the_sessions_limits_and_sandbox() {
+        let root = std::path::Path::new("/w");
+        let ctx = || {
+            ToolContext::new(
+                crate::tools::Workspace::new(root.to_path_buf()),
+                Vec::new(),
+                CancellationToken::new(),
+            )
+        };
+        let limits = crate::tools::BashLimits {
+            default_timeout: Duration::from_secs(7),
+            max_timeout: Duration::from_secs(70),
+            background_after: Duration::from_secs(33),
+        };
+        let off = Surface::new(ctx().with_bash_limits(limits), gate(root));
+        let text = description(&off, "bash");
+        assert!(
+            text.contains("`timeout_secs`: default 7, at most 70.")
+                && text.contains("after 33 seconds"),
+            "{text}"
+        );
+        assert!(text.contains("without an OS sandbox"), "{text}");
+        let sandbox =
+            crate::shell::Sandbox::new(crate::shell::SandboxMode::WorkspaceWrite, root, None, &[]);
+        let on = Surface::new(ctx().with_sandbox(sandbox), gate(root));
+        let text = description(&on, "bash");
+        assert!(
+            text.contains("`timeout_secs`: default 120, at most 600."),
+            "{text}"
+        );
+        let expected = if crate::shell::Sandbox::supported() {
+            "inside an OS sandbox that allows writes only inside the project"
+        } else {
+            "without an OS sandbox"
+        };
+        assert!(text.contains(expected), "{text}");
+    }
+
+    #[test]
+    fn a_sub_agent_gets_exactly_the_tools_that_read() {
+        let root = std::path::Path::new("/w");
+        let ctx = ToolContext::new(
+            crate::tools::Workspace::new(root.to_path_buf()),
+            Vec::new(),
+            CancellationToken::new(),
+        );
+        let reading = ["diagnostics", "glob", "grep", "ls", "references", "view"];
+        let child = Surface::read_only(ctx.clone(), gate(root));
+        assert_eq!(child.names(), reading);
+        let full = Surface::new(ctx, gate(root));
+        assert!(
+            description(&full, "agent").contains(&reading.join(", ")),
+            "{}",
+            description(&full, "agent")
+        );
+        let concurrent: Vec<String> = full
+            .names()
+            .into_iter()
+            .filter(|n| {
+                let call = ToolCall {
+                    id: "c".into(),
+                    name: n.clone(),
+                    arguments: "{}".into(),
+                };
+                full.prepare(&call).concurrent()
+            })
+            .collect();
+        let mut expected: Vec<&str> = reading.to_vec();
+        expected.insert(0, "agent");
+        assert_eq!(
+            concurrent, expected,
+            "todos, jobs and lsp_restart run alone"
+        );
     }
 
     #[tokio::test]

@@ -61,13 +61,13 @@ impl Tool for Todos {
         Preview::Checklist
     }
 
-    fn description(&self) -> String {
+    fn description(&self, _ctx: &ToolContext) -> String {
         render(include_str!("../../templates/todos.md"), &[])
     }
 
     fn effect(&self) -> Effect {
         // Session state only: nothing outside the agent changes.
-        Effect::Read
+        Effect::Session
     }
 
     fn paths(_: &TodosArgs) -> Vec<&str> {

@@ -41,7 +41,7 @@ impl Tool for View {
         Preview::Numbered
     }
 
-    fn description(&self) -> String {
+    fn description(&self, _ctx: &ToolContext) -> String {
         render(
             include_str!("../../templates/view.md"),
             &[

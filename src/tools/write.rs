@@ -80,7 +80,7 @@ impl Tool for Write {
     type Args = WriteArgs;
     const NAME: &'static str = "write";
 
-    fn description(&self) -> String {
+    fn description(&self, _ctx: &ToolContext) -> String {
         render(
             include_str!("../../templates/write.md"),
             &[("max_bytes", thousands(MAX_CONTENT))],

@@ -56,9 +56,10 @@ fn replay(session: &Session, entries: &[Entry]) -> Vec<UiEvent> {
                             name: name.clone(),
                             arguments: arguments.clone(),
                         };
+                        let prepared = surface.prepare(&call);
                         out.push(UiEvent::Agent(crate::agent::AgentEvent::ToolCall {
-                            summary: surface.summary(&call),
-                            preview: surface.preview(name),
+                            summary: prepared.summary(),
+                            preview: prepared.preview(),
                             id: id.clone(),
                             name: name.clone(),
                             arguments: arguments.clone(),
