@@ -302,14 +302,27 @@ fn task_line(l: &str, t: &Theme) -> Line<'static> {
 }
 
 /// A unified diff with the file's line numbers in a gutter (the new number
-/// for added and context lines, the old one for removed lines).
+/// for added and context lines, the old one for removed lines). The sign
+/// and the gutter say red or green; the code is highlighted by the
+/// language of the file (`+++ b/<path>`), each side of the change as one
+/// text so a construct spanning lines keeps its colour.
 fn numbered_diff(diff: &str, t: &Theme) -> Vec<Line<'static>> {
-    let (mut old, mut new) = (0usize, 0usize);
-    let mut out = Vec::new();
-    for l in diff
+    let ext = diff
+        .lines()
+        .find_map(|l| l.strip_prefix("+++ "))
+        .and_then(|p| std::path::Path::new(p.trim()).extension())
+        .and_then(|e| e.to_str())
+        .map(str::to_string);
+    let lines: Vec<&str> = diff
         .lines()
         .filter(|l| !l.starts_with("---") && !l.starts_with("+++"))
-    {
+        .collect();
+    let mut sides = ext
+        .filter(|_| t.colors)
+        .and_then(|ext| DiffSides::highlight(&lines, &ext));
+    let (mut old, mut new) = (0usize, 0usize);
+    let mut out = Vec::new();
+    for l in lines {
         if let Some(rest) = l.strip_prefix("@@ ") {
             // "@@ -a,b +c,d @@"
             let nums: Vec<usize> = rest
@@ -336,12 +349,55 @@ fn numbered_diff(diff: &str, t: &Theme) -> Vec<Line<'static>> {
                 (new - 1, Style::default())
             }
         };
-        out.push(Line::from(vec![
-            Span::styled(format!("{num:>4} "), t.fg(Color::DarkGray)),
-            Span::styled(l.to_string(), style),
-        ]));
+        let gutter = Span::styled(format!("{num:>4} "), t.fg(Color::DarkGray));
+        match sides.as_mut().and_then(|s| s.next(l)) {
+            Some(pieces) => {
+                let (sign, _) = l.split_at(l.chars().next().map_or(0, char::len_utf8));
+                let mut spans = vec![gutter, Span::styled(sign.to_string(), style)];
+                spans.extend(pieces.into_iter().map(|(s, text)| Span::styled(text, s)));
+                out.push(Line::from(spans));
+            }
+            None => out.push(Line::from(vec![gutter, Span::styled(l.to_string(), style)])),
+        }
     }
     out
+}
+
+/// The two sides of a diff (context and removed lines; context and added
+/// lines), each highlighted as one text, handed out line by line.
+struct DiffSides {
+    old: std::vec::IntoIter<Vec<(Style, String)>>,
+    new: std::vec::IntoIter<Vec<(Style, String)>>,
+}
+
+impl DiffSides {
+    fn highlight(lines: &[&str], ext: &str) -> Option<DiffSides> {
+        let side = |keep: char| -> String {
+            lines
+                .iter()
+                .filter(|l| l.starts_with(' ') || l.starts_with(keep))
+                .map(|l| format!("{}\n", &l[1..]))
+                .collect()
+        };
+        let lit = |text: String| super::highlight::highlight(&text, ext, Style::default());
+        Some(DiffSides {
+            old: lit(side('-'))?.into_iter(),
+            new: lit(side('+'))?.into_iter(),
+        })
+    }
+
+    /// The highlighted text of diff line `l` (without its sign).
+    fn next(&mut self, l: &str) -> Option<Vec<(Style, String)>> {
+        match l.chars().next()? {
+            '+' => self.new.next(),
+            '-' => self.old.next(),
+            ' ' => {
+                self.old.next();
+                self.new.next()
+            }
+            _ => None,
+        }
+    }
 }
 
 /// The first screen: what this agent is, where, under which rules, and
