@@ -20,6 +20,13 @@ impl Composer {
         self.recall = None;
     }
 
+    /// Replaces the text from byte `from` to the cursor with `s`.
+    pub fn replace_to_cursor(&mut self, from: usize, s: &str) {
+        self.text.replace_range(from..self.cursor, s);
+        self.cursor = from + s.len();
+        self.recall = None;
+    }
+
     pub fn backspace(&mut self) {
         if let Some((i, _)) = self.text[..self.cursor].char_indices().next_back() {
             self.text.replace_range(i..self.cursor, "");

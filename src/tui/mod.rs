@@ -13,6 +13,7 @@ mod custom;
 mod dialog;
 mod highlight;
 mod markdown;
+mod mention;
 mod replay;
 mod session_task;
 mod wrap;
@@ -202,6 +203,14 @@ pub async fn run(
     dirs.push(config.workspace.join(".claude/commands"));
     dirs.push(config.workspace.join(".agent/commands"));
     app.custom = custom::load(&dirs);
+    // The project's files for the `@` picker, listed off the UI thread.
+    {
+        let (root, rules, tx) = (config.workspace.clone(), config.rule_set(), ui_tx.clone());
+        tokio::task::spawn_blocking(move || {
+            let files = mention::list(&root, &|p| rules.denies_read(p));
+            let _ = tx.send(UiEvent::Files(files));
+        });
+    }
     if let Some(p) = first {
         app.submit(p);
     }

@@ -293,10 +293,12 @@ pub(super) async fn agent_task(
                 };
                 let _ = ui.send(UiEvent::Notice(text, false));
             }
-            Command::SetModel(model) => {
+            Command::SetModel(model, effort) => {
                 // A name the provider's list does not have is refused, with
                 // the names nearest to it; no list, no check.
-                if let Ok(list) = live.session.provider().models().await
+                let current = live.session.provider().describe().1 == model;
+                if !current
+                    && let Ok(list) = live.session.provider().models().await
                     && !list.is_empty()
                     && !list.contains(&model)
                 {
@@ -325,16 +327,31 @@ pub(super) async fn agent_task(
                     .with_overrides(overrides)
                     .resolve_provider(&|n| std::env::var(n).ok())
                     .map_err(|e| e.to_string())
-                    .and_then(|p| {
+                    .and_then(|mut p| {
+                        if effort.is_some() {
+                            p.reasoning_effort.clone_from(&effort);
+                        }
                         crate::llm::connect(&p, &config.llm)
-                            .map(|c| (c, ModelFacts::of(&p)))
+                            .map(|c| (c, p))
                             .map_err(|e| e.to_string())
                     });
                 match switched {
-                    Ok((p, f)) => {
+                    Ok((c, p)) => {
+                        let f = ModelFacts::of(&p);
                         facts = f;
-                        live.session.set_provider(p, f.window, f.prices);
+                        live.session.set_provider(c, f.window, f.prices);
                         let _ = ui.send(UiEvent::Model(model, f.prices));
+                        if let Some(e) = &effort {
+                            let note = if p.kind == crate::llm::ProviderKind::OpenaiResponses {
+                                format!("Reasoning effort: {e}.")
+                            } else {
+                                format!(
+                                    "Reasoning effort {e} is sent only over the Responses API (kind = \"openai-responses\"); {} does not take it.",
+                                    p.id
+                                )
+                            };
+                            let _ = ui.send(UiEvent::Notice(note, false));
+                        }
                     }
                     Err(e) => {
                         let _ = ui.send(UiEvent::Notice(

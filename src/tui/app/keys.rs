@@ -10,6 +10,9 @@ use super::{App, Command};
 use crate::tui::cells::{Cell, ToolCell, UserCell};
 use crate::tui::dialog::Outcome;
 
+/// Reasoning efforts `/model` takes (the Responses API's `reasoning.effort`).
+const EFFORTS: [&str; 4] = ["minimal", "low", "medium", "high"];
+
 /// The built-in commands, with what each does (the `/` popup).
 const SLASH: &[(&str, &str)] = &[
     ("/help", "keys and commands"),
@@ -18,7 +21,7 @@ const SLASH: &[(&str, &str)] = &[
     ("/cost", "tokens and cost by model"),
     ("/diff", "what this session changed"),
     ("/init", "write AGENTS.md for this project"),
-    ("/model ", "switch the model: /model NAME"),
+    ("/model ", "switch the model: /model NAME [low|medium|high]"),
     ("/permissions", "rules in effect and this session's grants"),
     ("/quit", "leave"),
     ("/redo", "undo the last undo"),
@@ -153,12 +156,29 @@ impl App {
                     .trim()
                     .to_string(),
             ),
-            "model" => match cmd.split_whitespace().nth(1) {
-                // Checked against the provider's list first; the status
-                // line changes when the switch is made (`UiEvent::Model`).
-                Some(name) => self.commands.push(Command::SetModel(name.to_string())),
-                None => self.commands.push(Command::ListModels),
-            },
+            // Checked against the provider's list first; the status line
+            // changes when the switch is made (`UiEvent::Model`).
+            "model" => {
+                let words: Vec<&str> = cmd.split_whitespace().skip(1).collect();
+                let effort = |w: &str| EFFORTS.contains(&w).then(|| w.to_string());
+                match words.as_slice() {
+                    [] => self.commands.push(Command::ListModels),
+                    // `/model high`: this model, another effort.
+                    [one] if effort(one).is_some() => self
+                        .commands
+                        .push(Command::SetModel(self.status.model.clone(), effort(one))),
+                    [name] => self
+                        .commands
+                        .push(Command::SetModel(name.to_string(), None)),
+                    [name, level] if effort(level).is_some() => self
+                        .commands
+                        .push(Command::SetModel(name.to_string(), effort(level))),
+                    _ => self.notice(
+                        &format!("Usage: /model [NAME] [{}]", EFFORTS.join("|")),
+                        true,
+                    ),
+                }
+            }
             other => match self.custom.iter().find(|c| c.name == other).cloned() {
                 Some(custom) => {
                     let args = cmd.split_once(char::is_whitespace).map_or("", |(_, a)| a);
@@ -219,6 +239,23 @@ impl App {
             },
             _ => {}
         }
+        self.refresh_mentions();
+    }
+
+    /// Matches the `@word` the cursor ends against the project's files.
+    pub(super) fn refresh_mentions(&mut self) {
+        self.mention_matches =
+            match super::super::mention::query(&self.composer.text, self.composer.cursor) {
+                Some((_, q)) if self.dialog.is_none() && self.picker.is_none() => {
+                    self.mentions.matches(q)
+                }
+                _ => Vec::new(),
+            };
+    }
+
+    /// The files the `@` popup shows, best first.
+    pub(super) fn mention_matches(&self) -> &[String] {
+        &self.mention_matches
     }
 
     fn on_key(&mut self, key: KeyEvent, now: Instant) {
@@ -286,6 +323,15 @@ impl App {
             }
             KeyCode::Char('j') if ctrl => self.composer.insert("\n"),
             KeyCode::Char('g') if ctrl => self.commands.push(Command::Editor),
+            // The first file the `@` popup shows replaces the `@word`.
+            KeyCode::Tab if !self.mention_matches.is_empty() => {
+                if let Some((at, _)) =
+                    super::super::mention::query(&self.composer.text, self.composer.cursor)
+                {
+                    let path = format!("@{} ", self.mention_matches[0]);
+                    self.composer.replace_to_cursor(at, &path);
+                }
+            }
             // The first command the `/` popup shows.
             KeyCode::Tab if self.composer.text.starts_with('/') => {
                 if let Some((name, _)) = self.slash_matches().into_iter().next() {

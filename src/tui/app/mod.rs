@@ -40,6 +40,8 @@ pub enum UiEvent {
     /// A question for the person: `y` sends the command, any other key
     /// drops it.
     Confirm(String, Command),
+    /// The project's files, for the `@` picker.
+    Files(Vec<String>),
 }
 
 /// The list `/resume` (or `agent --resume`) offers; typing filters it.
@@ -68,8 +70,9 @@ pub enum Command {
     Interrupt,
     Clear,
     SetYolo(bool),
-    /// Switch the model of the current provider.
-    SetModel(String),
+    /// Switch the model of the current provider, and its reasoning effort
+    /// (`reasoning.effort` of the Responses API) when given.
+    SetModel(String, Option<String>),
     /// `/model`: the models the provider offers.
     ListModels,
     /// Edit the draft in `$VISUAL`/`$EDITOR` (handled by the event loop).
@@ -141,6 +144,10 @@ pub struct App {
     confirm: Option<Command>,
     /// The person's own slash commands.
     pub custom: Vec<super::custom::Custom>,
+    /// The project's files, matched against an `@word` being typed.
+    mentions: super::mention::Mentions,
+    /// The files the `@` popup shows now, best first.
+    mention_matches: Vec<String>,
 }
 
 impl App {
@@ -166,6 +173,8 @@ impl App {
             picker: None,
             confirm: None,
             custom: Vec::new(),
+            mentions: Default::default(),
+            mention_matches: Vec::new(),
         }
     }
 
@@ -255,6 +264,10 @@ impl App {
                 }
             }
             UiEvent::Session(id) => self.status.session = id,
+            UiEvent::Files(files) => {
+                self.mentions.set_files(files);
+                self.refresh_mentions();
+            }
             UiEvent::Model(name, prices) => {
                 self.notice(&format!("Model: {name} (from the next message on)."), false);
                 self.status.model = name;

@@ -49,6 +49,7 @@ impl App {
         self.draw_picker(f, transcript);
         if self.dialog.is_none() && self.picker.is_none() {
             self.draw_slash_popup(f, transcript);
+            self.draw_mention_popup(f, transcript);
         }
         if let Some(d) = &self.dialog {
             d.draw(f, transcript, &self.theme, self.approvals.len(), now);
@@ -91,20 +92,8 @@ impl App {
     /// one types; Tab takes the first.
     fn draw_slash_popup(&self, f: &mut Frame<'_>, area: Rect) {
         let matches = self.slash_matches();
-        if matches.is_empty() || area.height < 4 {
-            return;
-        }
-        let shown = matches.len().min(8).min(area.height as usize - 2);
-        let width = area.width.min(72);
-        let rect = Rect {
-            x: area.x,
-            y: area.y + area.height - (shown as u16 + 2),
-            width,
-            height: shown as u16 + 2,
-        };
         let lines: Vec<Line<'static>> = matches
             .iter()
-            .take(shown)
             .map(|(n, d)| {
                 Line::from(vec![
                     Span::styled(
@@ -115,12 +104,47 @@ impl App {
                 ])
             })
             .collect();
-        let more = matches.len() - shown;
-        let title = if more > 0 {
-            format!(" commands (Tab completes) · {more} more ")
-        } else {
-            " commands (Tab completes) ".to_string()
+        self.draw_popup(f, area, lines, "commands (Tab completes)");
+    }
+
+    /// The `@` popup above the composer: the project's files that match
+    /// the `@word` being typed, best first; Tab inserts the first.
+    fn draw_mention_popup(&self, f: &mut Frame<'_>, area: Rect) {
+        let lines: Vec<Line<'static>> = self
+            .mention_matches()
+            .iter()
+            .enumerate()
+            .map(|(i, path)| {
+                let style = if i == 0 {
+                    Style::default().add_modifier(Modifier::BOLD)
+                } else {
+                    Style::default()
+                };
+                Line::from(Span::styled(path.clone(), style))
+            })
+            .collect();
+        self.draw_popup(f, area, lines, "files (Tab inserts)");
+    }
+
+    /// A list above the composer, at most 8 lines, over the transcript.
+    fn draw_popup(&self, f: &mut Frame<'_>, area: Rect, lines: Vec<Line<'static>>, title: &str) {
+        if lines.is_empty() || area.height < 4 {
+            return;
+        }
+        let shown = lines.len().min(8).min(area.height as usize - 2);
+        let rect = Rect {
+            x: area.x,
+            y: area.y + area.height - (shown as u16 + 2),
+            width: area.width.min(72),
+            height: shown as u16 + 2,
         };
+        let more = lines.len() - shown;
+        let title = if more > 0 {
+            format!(" {title} · {more} more ")
+        } else {
+            format!(" {title} ")
+        };
+        let lines: Vec<Line<'static>> = lines.into_iter().take(shown).collect();
         f.render_widget(ratatui::widgets::Clear, rect);
         f.render_widget(
             Paragraph::new(lines).block(

@@ -95,6 +95,46 @@ fn the_slash_popup_lists_commands_as_one_types() {
 }
 
 #[test]
+fn at_opens_a_fuzzy_file_picker_and_tab_inserts_the_path() {
+    let mut a = app();
+    let now = Instant::now();
+    a.apply(UiEvent::Files(vec![
+        "README.md".into(),
+        "src/main.rs".into(),
+        "src/tui/mod.rs".into(),
+        "src/tui/app/keys.rs".into(),
+    ]));
+    for c in "look at @".chars() {
+        a.on_event(key(c), now);
+    }
+    let all = screen(&mut a, 90, 20, now);
+    assert!(all.contains("files (Tab inserts)"), "{all}");
+    assert!(
+        all.contains("README.md") && all.contains("src/main.rs"),
+        "{all}"
+    );
+    for c in "tuimod".chars() {
+        a.on_event(key(c), now);
+    }
+    let some = screen(&mut a, 90, 20, now);
+    assert!(some.contains("src/tui/mod.rs"), "{some}");
+    assert!(!some.contains("README.md"), "{some}");
+    a.on_event(code(KeyCode::Tab), now);
+    assert_eq!(a.composer.text, "look at @src/tui/mod.rs ");
+    assert!(
+        !screen(&mut a, 90, 20, now).contains("files (Tab"),
+        "the popup closes after the path"
+    );
+    for c in "and mail@x".chars() {
+        a.on_event(key(c), now);
+    }
+    assert!(
+        !screen(&mut a, 90, 20, now).contains("files (Tab"),
+        "an @ inside a word is no mention"
+    );
+}
+
+#[test]
 fn slash_commands_complete_with_tab() {
     let mut a = app();
     let now = Instant::now();
