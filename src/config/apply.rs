@@ -353,8 +353,11 @@ impl Config {
         key: &str,
     ) -> Result<(), ConfigError> {
         self.check_rule(list, text, file, key)?;
-        self.rules
-            .push((list, text.to_string(), file.to_path_buf()));
+        self.rules.push(super::RuleEntry {
+            list,
+            text: text.to_string(),
+            source: file.to_path_buf(),
+        });
         Ok(())
     }
 }

@@ -63,6 +63,15 @@ impl Paths {
     }
 }
 
+/// A permission rule as configured: its list, its text, and the file (or
+/// flag) it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleEntry {
+    pub list: RuleList,
+    pub text: String,
+    pub source: PathBuf,
+}
+
 /// Values from the environment and flags, the two top layers.
 #[derive(Debug, Default, Clone)]
 pub struct Overrides {
@@ -124,7 +133,7 @@ pub struct Config {
     /// Files that were read, lowest layer first.
     pub sources: Vec<PathBuf>,
     /// Permission rules with the file each came from, in load order.
-    pub rules: Vec<(RuleList, String, PathBuf)>,
+    pub rules: Vec<RuleEntry>,
     /// `--append-system-prompt`: added to the end of the system prompt.
     pub append_system_prompt: Option<String>,
     /// What of Claude Code's settings files could not be used, and why.
@@ -388,14 +397,18 @@ impl Config {
                     message,
                 },
             )?;
-            self.rules.push((list, text, PathBuf::from(flag)));
+            self.rules.push(RuleEntry {
+                list,
+                text,
+                source: PathBuf::from(flag),
+            });
         }
         Ok(())
     }
 
     pub fn rule_set(&self) -> RuleSet {
         let mut set = RuleSet::default();
-        for (list, text, source) in &self.rules {
+        for RuleEntry { list, text, source } in &self.rules {
             // Every rule was validated when its file was loaded.
             if let Ok(rule) = Rule::parse(
                 text,

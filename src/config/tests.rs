@@ -130,12 +130,7 @@ fn a_project_loosens_nothing_until_trusted_and_again_after_a_change() {
                    [[hooks.PreToolUse]]\ncommand = \"true\"\n[lsp.x]\ncommand = \"x-ls\"\n[mcp.m]\ncommand = \"m\"\n";
     let (mut c, home, ws) = load_in("", project);
     assert!(!c.project_trusted);
-    let texts = |c: &Config| {
-        c.rules
-            .iter()
-            .map(|(_, t, _)| t.clone())
-            .collect::<Vec<_>>()
-    };
+    let texts = |c: &Config| c.rules.iter().map(|r| r.text.clone()).collect::<Vec<_>>();
     assert_eq!(
         texts(&c),
         ["bash(curl:*)"],
@@ -190,7 +185,7 @@ fn the_persons_own_project_rules_come_from_their_file_only() {
         "[projects.\"<ROOT>\"]\nallow = [\"bash(cargo test:*)\"]\n[projects.\"/elsewhere\"]\nallow = [\"bash(rm:*)\"]\n",
         "[projects.\"/\"]\nallow = [\"bash(rm:*)\"]\n",
     );
-    let texts: Vec<&str> = c.rules.iter().map(|(_, t, _)| t.as_str()).collect();
+    let texts: Vec<&str> = c.rules.iter().map(|r| r.text.as_str()).collect();
     assert_eq!(texts, ["bash(cargo test:*)"]);
     assert!(c.project_ignored.iter().any(|i| i == "[projects]"));
 }

@@ -147,8 +147,11 @@ impl super::Config {
         let file = self.project_config();
         let wants = self.project_wants.clone();
         for text in wants.allow {
-            self.rules
-                .push((crate::permission::RuleList::Allow, text, file.clone()));
+            self.rules.push(super::RuleEntry {
+                list: crate::permission::RuleList::Allow,
+                text,
+                source: file.clone(),
+            });
         }
         self.hooks.extend(wants.hooks);
         for (name, s) in wants.lsp_servers {

@@ -481,3 +481,49 @@ impl Cell for NoticeCell {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_diff_is_highlighted_by_its_files_language_and_keeps_its_signs() {
+        let diff = "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,2 +1,2 @@\n /* a comment\n-   still */ let x = 1;\n+   still */ fn y() {}\n";
+        let colors = Theme { colors: true };
+        let lines = numbered_diff(diff, &colors);
+        let text = |l: &Line<'_>| {
+            l.spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect::<String>()
+        };
+        assert_eq!(text(&lines[0]), "@@ -1,2 +1,2 @@");
+        assert_eq!(text(&lines[1]), "   1  /* a comment");
+        assert_eq!(text(&lines[2]), "   2 -   still */ let x = 1;");
+        assert_eq!(text(&lines[3]), "   2 +   still */ fn y() {}");
+        let fg = |l: &Line<'_>, piece: &str| {
+            l.spans
+                .iter()
+                .find(|s| s.content.contains(piece))
+                .and_then(|s| s.style.fg)
+        };
+        // The signs stay red and green; the code takes the language's colours,
+        // and a comment opened on a context line goes on over both sides.
+        assert_eq!(fg(&lines[2], "-"), Some(Color::Red));
+        assert_eq!(fg(&lines[3], "+"), Some(Color::Green));
+        assert_eq!(fg(&lines[3], "still"), Some(Color::DarkGray));
+        assert_eq!(fg(&lines[2], "still"), Some(Color::DarkGray));
+        assert_eq!(fg(&lines[3], "fn"), Some(Color::Blue));
+        assert_eq!(fg(&lines[2], "let"), Some(Color::Blue));
+        // Without colours, or for a file of no known language: plain lines.
+        let plain = numbered_diff(diff, &Theme { colors: false });
+        assert!(
+            plain
+                .iter()
+                .all(|l| l.spans.iter().all(|s| s.style.fg.is_none()))
+        );
+        let unknown = numbered_diff(&diff.replace("lib.rs", "notes.zz"), &colors);
+        assert_eq!(unknown[3].spans.len(), 2, "{:?}", unknown[3]);
+        assert_eq!(text(&unknown[3]), "   2 +   still */ fn y() {}");
+    }
+}

@@ -411,7 +411,7 @@ fn permissions_text(config: &Config, session: &Session) -> String {
     if config.rules.is_empty() {
         out.push_str("  none: every side effect is asked about\n");
     }
-    for (list, text, source) in &config.rules {
+    for crate::config::RuleEntry { list, text, source } in &config.rules {
         out.push_str(&format!("  {list:<5} {text}   ({})\n", source.display()));
     }
     let grants = session.surface().gate().session_grants();

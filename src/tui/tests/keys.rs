@@ -135,6 +135,37 @@ fn at_opens_a_fuzzy_file_picker_and_tab_inserts_the_path() {
 }
 
 #[test]
+fn model_takes_a_name_a_reasoning_effort_or_both() {
+    let mut a = app();
+    for (typed, expected) in [
+        (
+            "/model gpt-5",
+            Some(Command::SetModel("gpt-5".into(), None)),
+        ),
+        (
+            "/model gpt-5 high",
+            Some(Command::SetModel("gpt-5".into(), Some("high".into()))),
+        ),
+        (
+            "/model low",
+            Some(Command::SetModel("claude-x".into(), Some("low".into()))),
+        ),
+        ("/model", Some(Command::ListModels)),
+        ("/model gpt-5 fastest", None),
+    ] {
+        a.commands.clear();
+        a.submit(typed.into());
+        assert_eq!(a.commands.first(), expected.as_ref(), "{typed}");
+    }
+    let now = Instant::now();
+    assert!(
+        screen(&mut a, 100, 20, now).contains("Usage: /model [NAME] [minimal|low|medium|high]"),
+        "{}",
+        screen(&mut a, 100, 20, now)
+    );
+}
+
+#[test]
 fn slash_commands_complete_with_tab() {
     let mut a = app();
     let now = Instant::now();
