@@ -27,7 +27,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use agent::llm::{Content, Message, Role, Usage};
-use agent::session::store::{self, Entry, FORMAT, Header, SessionLog};
+use agent::transcript::store::{self, Entry, FORMAT, Header, SessionLog};
 use serde_json::json;
 use support::mock_llm::{MockLlm, Reply, Step, ToolCall};
 use support::project::{FAST_LLM, Project, Wire};

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, ValueEnum};
 
 /// A terminal coding agent: chat with an LLM that reads, searches and
 /// (with your approval) changes the project in the current directory.
@@ -113,11 +113,11 @@ pub struct Cli {
     pub resume: Option<String>,
 
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub command: Option<Subcommand>,
 }
 
-#[derive(Debug, Subcommand)]
-pub enum Command {
+#[derive(Debug, clap::Subcommand)]
+pub enum Subcommand {
     /// Inspect the permission gate.
     Permissions {
         #[command(subcommand)]
@@ -178,14 +178,14 @@ pub enum Command {
     },
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Debug, clap::Subcommand)]
 pub enum McpAction {
     /// Start every configured server (waiting up to its startup timeout) and
     /// show its state (ready, failed and why, disabled) and tools.
     List,
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Debug, clap::Subcommand)]
 pub enum PermissionsAction {
     /// Judge one call without running it: decision, risk, scope, and the rule that decided.
     Check {

@@ -37,7 +37,7 @@ pub fn new_session(
     provider: Arc<dyn Provider>,
     facts: ModelFacts,
     cancel: &CancellationToken,
-    resume: Option<&crate::session::Loaded>,
+    resume: Option<&crate::transcript::Loaded>,
 ) -> Live {
     wiring::session(
         config,
@@ -86,7 +86,7 @@ pub async fn run(
     facts: ModelFacts,
     prompt: &str,
     io: Io,
-    resume: Option<crate::session::Loaded>,
+    resume: Option<crate::transcript::Loaded>,
 ) -> u8 {
     let Io {
         output: format,
@@ -112,7 +112,7 @@ pub async fn run(
         (p.to_string(), m.to_string())
     };
     if let Some(l) = &resume {
-        let (was_p, was_m) = crate::session::Replay::of(&l.entries)
+        let (was_p, was_m) = crate::transcript::Replay::of(&l.entries)
             .model
             .unwrap_or((l.header.provider.clone(), l.header.model.clone()));
         if (was_p.as_str(), was_m.as_str()) != (provider_id.as_str(), model.as_str()) {

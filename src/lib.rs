@@ -19,12 +19,12 @@ pub mod lsp;
 pub mod mcp;
 pub mod permission;
 pub mod realpath;
-pub mod session;
 pub mod shell;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod text;
 pub mod tls;
 pub mod tools;
+pub mod transcript;
 pub mod tui;
 pub mod wiring;

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Parser;
 
-use agent::cli::{Cli, Command, McpAction, PermissionsAction};
+use agent::cli::{Cli, McpAction, PermissionsAction, Subcommand};
 use agent::config::{Config, Overrides, Paths};
 use agent::permission::RuleList;
 use agent::{headless, llm};
@@ -77,7 +77,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
     config.append_system_prompt = cli.append_system_prompt.clone();
     agent::log::set_log_dir(&config.paths.data_dir);
     agent::tools::Journal::set_dir(config.paths.data_dir.join("writes"));
-    let grant = matches!(cli.command, Some(Command::Trust { yes: true, .. }));
+    let grant = matches!(cli.command, Some(Subcommand::Trust { yes: true, .. }));
     if (cli.trust_project || grant)
         && let Err(e) = config.trust_project()
     {
@@ -86,7 +86,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             config.paths.data_dir.display()
         );
     }
-    if let Some(Command::Trust { revoke, .. }) = &cli.command {
+    if let Some(Subcommand::Trust { revoke, .. }) = &cli.command {
         if *revoke {
             let had = agent::config::trust::revoke(&config.paths.data_dir, &config.workspace)
                 .with_context(|| {
@@ -105,7 +105,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         print_out(&agent::config::trust::report(&config));
         return Ok(0);
     }
-    if let Some(Command::Permissions { action }) = &cli.command {
+    if let Some(Subcommand::Permissions { action }) = &cli.command {
         return match action {
             PermissionsAction::Check { json, tool, args } => {
                 let args = if args == "-" {
@@ -131,11 +131,11 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         };
     }
     match &cli.command {
-        Some(Command::Sessions { all, json }) => {
+        Some(Subcommand::Sessions { all, json }) => {
             print_out(&agent::commands::sessions(&config, *all, *json));
             return Ok(0);
         }
-        Some(Command::Undo {
+        Some(Subcommand::Undo {
             session,
             turns,
             dry_run,
@@ -146,7 +146,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             print_out(&out);
             return Ok(code);
         }
-        Some(Command::Redo {
+        Some(Subcommand::Redo {
             session,
             dry_run,
             force,
@@ -158,11 +158,11 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         }
         _ => {}
     }
-    if let Some(Command::Doctor) = &cli.command {
+    if let Some(Subcommand::Doctor) = &cli.command {
         print_out(&agent::doctor::report(&config).await);
         return Ok(0);
     }
-    if let Some(Command::Mcp {
+    if let Some(Subcommand::Mcp {
         action: McpAction::List,
     }) = &cli.command
     {
@@ -291,7 +291,7 @@ fn continuing(
     config: &Config,
     continue_last: bool,
     resume: Option<&str>,
-) -> anyhow::Result<Option<agent::session::Loaded>> {
+) -> anyhow::Result<Option<agent::transcript::Loaded>> {
     match agent::wiring::find_session(config, continue_last, resume) {
         Ok(Some((loaded, notes))) => {
             for n in notes {

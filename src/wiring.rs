@@ -147,7 +147,7 @@ pub fn session(
     facts: ModelFacts,
     approver: Arc<dyn Approver>,
     cancel: &CancellationToken,
-    resume: Option<&crate::session::Loaded>,
+    resume: Option<&crate::transcript::Loaded>,
 ) -> Live {
     let id = match resume {
         Some(l) => l.header.id.clone(),
@@ -168,7 +168,7 @@ pub fn session(
             crate::hooks::HookEnv {
                 session_id: id.clone(),
                 cwd: config.workspace.clone(),
-                transcript_path: crate::session::log_path(&config.paths.data_dir, &id),
+                transcript_path: crate::transcript::log_path(&config.paths.data_dir, &id),
                 // Hooks may read the transcript, which lives with agent's records.
                 sandbox: config.sandbox().hiding(Vec::new()),
             },
@@ -205,16 +205,15 @@ pub fn session(
         (p.to_string(), m.to_string())
     };
     let log = match resume {
-        Some(l) if l.header.v != 0 => crate::session::SessionLog::reopen(crate::session::log_path(
-            &config.paths.data_dir,
-            &id,
-        )),
+        Some(l) if l.header.v != 0 => crate::transcript::SessionLog::reopen(
+            crate::transcript::log_path(&config.paths.data_dir, &id),
+        ),
         // A transcript of the earlier format is converted once, into a log.
         Some(l) => {
-            let log = crate::session::SessionLog::create(
+            let log = crate::transcript::SessionLog::create(
                 &config.paths.data_dir,
-                crate::session::Header {
-                    v: crate::session::store::FORMAT,
+                crate::transcript::Header {
+                    v: crate::transcript::store::FORMAT,
                     ..l.header.clone()
                 },
             );
@@ -224,15 +223,15 @@ pub fn session(
             log.flush();
             log
         }
-        None => crate::session::SessionLog::create(
+        None => crate::transcript::SessionLog::create(
             &config.paths.data_dir,
-            crate::session::Header {
-                v: crate::session::store::FORMAT,
+            crate::transcript::Header {
+                v: crate::transcript::store::FORMAT,
                 id: id.clone(),
                 created: time::OffsetDateTime::now_utc().unix_timestamp(),
                 cwd: config.workspace.clone(),
-                project: crate::session::store::project_root(&config.workspace),
-                git_root: crate::session::store::git_root(&config.workspace),
+                project: crate::transcript::store::project_root(&config.workspace),
+                git_root: crate::transcript::store::git_root(&config.workspace),
                 provider: provider_id.clone(),
                 model: model.clone(),
                 agent_version: env!("CARGO_PKG_VERSION").into(),
@@ -244,7 +243,7 @@ pub fn session(
         .with_log(Arc::new(log))
         .with_model_facts(facts.window, facts.prices);
     if let Some(loaded) = resume {
-        let replay = crate::session::Replay::of(&loaded.entries);
+        let replay = crate::transcript::Replay::of(&loaded.entries);
         session.resume(&replay);
         let (was_p, was_m) = replay
             .model
@@ -253,7 +252,7 @@ pub fn session(
         if (was_p.as_str(), was_m.as_str()) != (provider_id.as_str(), model.as_str()) {
             // The log says from where on another model answered.
             if let Some(log) = session.log() {
-                log.append(&crate::session::Entry::Model {
+                log.append(&crate::transcript::Entry::Model {
                     provider: provider_id,
                     model,
                 });
@@ -282,19 +281,19 @@ pub fn find_session(
     config: &Config,
     continue_last: bool,
     resume: Option<&str>,
-) -> Result<Option<(crate::session::Loaded, Vec<String>)>, String> {
+) -> Result<Option<(crate::transcript::Loaded, Vec<String>)>, String> {
     let data = &config.paths.data_dir;
     let summary = if let Some(id) = resume {
-        crate::session::list::find(data, id).map_err(|e| e.to_string())?
+        crate::transcript::list::find(data, id).map_err(|e| e.to_string())?
     } else if continue_last {
-        let root = crate::session::store::project_root(&config.workspace);
-        crate::session::list::latest(data, &root).map_err(|e| e.to_string())?
+        let root = crate::transcript::store::project_root(&config.workspace);
+        crate::transcript::list::latest(data, &root).map_err(|e| e.to_string())?
     } else {
         return Ok(None);
     };
-    let loaded = crate::session::store::load(&summary.path).map_err(|e| e.to_string())?;
+    let loaded = crate::transcript::store::load(&summary.path).map_err(|e| e.to_string())?;
     let mut notes = loaded.warnings.clone();
-    let root = crate::session::store::project_root(&config.workspace);
+    let root = crate::transcript::store::project_root(&config.workspace);
     if loaded.header.project != root {
         notes.push(format!(
             "session {} was started in {}; it continues here, in {}",

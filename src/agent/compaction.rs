@@ -6,7 +6,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{AgentEvent, EventSink, Session, TurnError, compact, prompt};
 use crate::llm::{Content, Message, Request, Role, StreamEvent};
-use crate::session::Entry;
+use crate::transcript::Entry;
 
 impl Session {
     /// `/compact [focus]`: compacts now, whatever the size.

@@ -22,8 +22,8 @@ pub use prompt::{instructions_files, system_prompt};
 pub use subagent::{NobodyToAsk, SubAgents};
 
 use crate::llm::{Content, Conversation, Message, Prices, Provider, Role, ToolSpec, Usage};
-use crate::session::{Entry, Replay, SessionLog};
 use crate::tools::Surface;
+use crate::transcript::{Entry, Replay, SessionLog};
 
 pub struct Session {
     pub id: String,
@@ -419,7 +419,7 @@ impl Session {
             content: vec![content.clone()],
         });
         let joins = self.messages.last().is_some_and(|m| m.role == Role::User);
-        crate::session::store::push_user(&mut self.messages, content);
+        crate::transcript::store::push_user(&mut self.messages, content);
         match (joins, self.sizes.last_mut()) {
             (true, Some(last)) => *last += added,
             _ => self.sizes.push(added),

@@ -58,7 +58,7 @@ pub fn instructions_files(
     let Ok(workspace) = workspace.canonicalize() else {
         return out;
     };
-    let root = crate::session::store::project_root(&workspace);
+    let root = crate::transcript::store::project_root(&workspace);
     let mut dirs: Vec<&Path> = workspace
         .ancestors()
         .take_while(|d| d.starts_with(&root))

@@ -57,14 +57,14 @@ impl Delegate for SubAgents {
         let provider = Arc::clone(&self.provider.lock().unwrap_or_else(|p| p.into_inner()));
         let id = uuid::Uuid::new_v4().to_string();
         let (p, m) = provider.describe();
-        let log = crate::session::SessionLog::create(
+        let log = crate::transcript::SessionLog::create(
             &self.data_dir,
-            crate::session::Header {
-                v: crate::session::store::FORMAT,
+            crate::transcript::Header {
+                v: crate::transcript::store::FORMAT,
                 id: id.clone(),
                 created: time::OffsetDateTime::now_utc().unix_timestamp(),
                 cwd: self.workspace.clone(),
-                project: crate::session::store::project_root(&self.workspace),
+                project: crate::transcript::store::project_root(&self.workspace),
                 git_root: None,
                 provider: p.to_string(),
                 model: m.to_string(),

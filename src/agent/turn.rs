@@ -9,8 +9,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{AgentEvent, Budget, EventSink, Session, TurnError, compact};
 use crate::llm::{Content, LlmError, Request, Role, StopReason, StreamEvent};
-use crate::session::Entry;
 use crate::tools::{ToolCall, ToolResult};
+use crate::transcript::Entry;
 
 /// The same calls with the same results this many steps in a row: the
 /// model is told it is not making progress; once more ends the turn.

@@ -8,8 +8,8 @@ pub mod permissions;
 use std::path::Path;
 
 use crate::config::Config;
-use crate::session::{Entry, list, store};
 use crate::tools::history::{FileHistory, Plan, UndoError};
+use crate::transcript::{Entry, list, store};
 
 /// `agent sessions [--all] [--json]`.
 pub fn sessions(config: &Config, all: bool, json: bool) -> String {
@@ -113,7 +113,7 @@ pub fn undo(
     }
     match history.apply(&plan, &config.workspace, force) {
         Ok(files) => {
-            let log = crate::session::SessionLog::reopen(summary.path.clone());
+            let log = crate::transcript::SessionLog::reopen(summary.path.clone());
             log.append(&Entry::Undo {
                 checkpoint: plan
                     .targets

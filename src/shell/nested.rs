@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use super::analyze::{Analyzer, Stdin};
 use super::inline::{DOWNLOADERS, SHELLS, interpreter, string_literals};
-use super::parse::{Command, Script, Word};
+use super::parse::{Script, SimpleCommand, Word};
 use super::paths::Place;
 use super::wrappers::basename;
 use crate::permission::RiskAssessment;
@@ -85,9 +85,9 @@ impl Analyzer<'_> {
         } else if name.starts_with("python") && rest.iter().any(|w| w.text == "-m") {
             // `python -m twine upload` runs the module like a command.
             let pos = rest.iter().position(|w| w.text == "-m").unwrap_or(0);
-            let sub = Command {
+            let sub = SimpleCommand {
                 words: rest[pos + 1..].to_vec(),
-                ..Command::default()
+                ..SimpleCommand::default()
             };
             let mut c = cwd;
             self.command(&sub, script, &mut c, next);
@@ -131,9 +131,9 @@ impl Analyzer<'_> {
             let mut words: Vec<Word> = rest[..split].to_vec();
             words.extend(rest.get(split + 1..).unwrap_or_default().iter().cloned());
             if !words.is_empty() {
-                let sub = Command {
+                let sub = SimpleCommand {
                     words,
-                    ..Command::default()
+                    ..SimpleCommand::default()
                 };
                 let mut c = cwd;
                 self.command(&sub, script, &mut c, next);
@@ -226,9 +226,9 @@ impl Analyzer<'_> {
                     })
                     .collect();
                 if !inner.is_empty() {
-                    let sub = Command {
+                    let sub = SimpleCommand {
                         words: inner,
-                        ..Command::default()
+                        ..SimpleCommand::default()
                     };
                     let mut c = cwd;
                     self.command(&sub, script, &mut c, next);
@@ -502,9 +502,9 @@ impl Analyzer<'_> {
                 }
             }
             if !inner.is_empty() {
-                let sub = Command {
+                let sub = SimpleCommand {
                     words: inner,
-                    ..Command::default()
+                    ..SimpleCommand::default()
                 };
                 let mut c = cwd.clone();
                 self.command(&sub, script, &mut c, depth + 1);

@@ -4,7 +4,7 @@
 
 use super::analyze::{Analyzer, Stdin};
 use super::inline::DOWNLOADERS;
-use super::parse::{Command, Script};
+use super::parse::{Script, SimpleCommand};
 use super::readonly::is_read_only;
 use super::wrappers::{self, basename};
 
@@ -16,7 +16,7 @@ impl Analyzer<'_> {
         &self,
         name: &str,
         u: &wrappers::Unwrapped,
-        cmd: &Command,
+        cmd: &SimpleCommand,
         script: &Script,
     ) -> bool {
         if u.args_from_file {
@@ -56,7 +56,7 @@ impl Analyzer<'_> {
     }
 
     /// What the command reads on standard input.
-    pub(super) fn stdin(&self, cmd: &Command, script: &Script) -> Stdin {
+    pub(super) fn stdin(&self, cmd: &SimpleCommand, script: &Script) -> Stdin {
         for r in &cmd.redirects {
             if let Some(h) = &r.heredoc {
                 return if h.contains("$(") || h.contains('`') {

@@ -89,7 +89,7 @@ impl FileHistory {
             .read(true)
             .append(true)
             .open(dir.join("index.jsonl"))?;
-        crate::session::store::end_line(&mut index)?;
+        crate::transcript::store::end_line(&mut index)?;
         index.write_all(&text)
     }
 

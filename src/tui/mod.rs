@@ -29,13 +29,13 @@ use crossterm::event::{
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
 
-pub use app::{App, Command, Status, UiEvent};
+pub use app::{App, Request, Status, UiEvent};
 
 /// How the interface starts: a first prompt, a session to continue, or the
 /// list of sessions to pick from.
 pub struct Start {
     pub first: Option<String>,
-    pub resume: Option<crate::session::Loaded>,
+    pub resume: Option<crate::transcript::Loaded>,
     pub pick: bool,
 }
 pub use cells::Theme;
@@ -111,7 +111,7 @@ pub async fn run(
     start: Start,
 ) -> anyhow::Result<u8> {
     let (ui_tx, mut ui_rx) = mpsc::unbounded_channel::<UiEvent>();
-    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel::<Command>();
+    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel::<Request>();
     let (provider_id, model) = {
         let (p, m) = provider.describe();
         (p.to_string(), m.to_string())
@@ -222,7 +222,7 @@ pub async fn run(
     loop {
         for c in std::mem::take(&mut app.commands) {
             match c {
-                Command::Editor => {
+                Request::Editor => {
                     // Stop reading keys and give the terminal to the editor;
                     // the agent keeps running meanwhile.
                     drop(events.take());
@@ -253,8 +253,8 @@ pub async fn run(
                     }
                     dirty = true;
                 }
-                Command::Quit => {
-                    let _ = cmd_tx.send(Command::Quit);
+                Request::Quit => {
+                    let _ = cmd_tx.send(Request::Quit);
                     app.quit = true;
                 }
                 other => {
@@ -290,7 +290,7 @@ pub async fn run(
             _ = tokio::time::sleep(Duration::from_millis(250)), if ticking && !dirty => { dirty = true; }
         }
     }
-    let _ = cmd_tx.send(Command::Quit);
+    let _ = cmd_tx.send(Request::Quit);
     drop(terminal);
     drop(_guard);
     // Quitting is immediate: a clean stop of the turn and the servers gets

@@ -5,14 +5,14 @@ use tokio::sync::mpsc;
 
 use super::UiEvent;
 use crate::agent::Session;
-use crate::session::Entry;
+use crate::transcript::Entry;
 
 /// Draws a resumed session: its transcript, what could not be read, and
 /// where it stands.
 pub(super) fn show_resumed(
     ui: &mpsc::UnboundedSender<UiEvent>,
     session: &Session,
-    loaded: &crate::session::Loaded,
+    loaded: &crate::transcript::Loaded,
 ) {
     for ev in replay(session, &loaded.entries) {
         let _ = ui.send(ev);

@@ -1,5 +1,5 @@
 //! The task that owns the session: it runs one turn at a time as the UI
-//! asks, handles the other [`Command`]s (clear, resume, compact, undo,
+//! asks, handles the other [`Request`]s (clear, resume, compact, undo,
 //! rewind, status, cost, models, diff, permissions, `!` commands) and
 //! answers with [`UiEvent`]s.
 
@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::attach::{expand_mentions, run_own_command};
 use super::replay::show_resumed;
-use super::{Command, Start, TuiApprover, UiEvent};
+use super::{Request, Start, TuiApprover, UiEvent};
 use crate::agent::{Session, TurnError};
 use crate::config::Config;
 use crate::llm::Provider;
@@ -24,14 +24,14 @@ pub(super) async fn agent_task(
     facts: ModelFacts,
     start: Start,
     ui: mpsc::UnboundedSender<UiEvent>,
-    mut commands: mpsc::UnboundedReceiver<Command>,
+    mut commands: mpsc::UnboundedReceiver<Request>,
 ) -> Option<String> {
     let root_cancel = CancellationToken::new();
     let approver = Arc::new(TuiApprover { tx: ui.clone() });
     let mut facts = facts;
     let new_session = |provider: Arc<dyn Provider>,
                        facts: ModelFacts,
-                       resume: Option<&crate::session::Loaded>| {
+                       resume: Option<&crate::transcript::Loaded>| {
         crate::wiring::session(
             &config,
             provider,
@@ -80,7 +80,7 @@ pub(super) async fn agent_task(
         });
     }
     // Commands that arrived during a turn and wait for its end.
-    let mut deferred: std::collections::VecDeque<Command> = std::collections::VecDeque::new();
+    let mut deferred: std::collections::VecDeque<Request> = std::collections::VecDeque::new();
     // Context the person gave for the next prompt (`!cmd` output).
     let mut pending: Vec<String> = Vec::new();
     loop {
@@ -92,7 +92,7 @@ pub(super) async fn agent_task(
             },
         };
         match cmd {
-            Command::Send(prompt) => {
+            Request::Send(prompt) => {
                 // What the person ran (`!cmd`) and the files they named
                 // (`@path`) go with the prompt.
                 let mut prompt = expand_mentions(&prompt, &config);
@@ -113,9 +113,9 @@ pub(super) async fn agent_task(
                         tokio::select! {
                             r = &mut run => break r,
                             c = commands.recv() => match c {
-                                Some(Command::Interrupt) => turn.cancel(),
-                                Some(Command::SetYolo(on)) => surface.gate().set_yolo(on),
-                                Some(Command::Quit) | None => turn.cancel(),
+                                Some(Request::Interrupt) => turn.cancel(),
+                                Some(Request::SetYolo(on)) => surface.gate().set_yolo(on),
+                                Some(Request::Quit) | None => turn.cancel(),
                                 Some(other) => deferred.push_back(other),
                             },
                         }
@@ -128,17 +128,19 @@ pub(super) async fn agent_task(
                 };
                 let _ = ui.send(UiEvent::TurnDone(done));
             }
-            Command::Clear => {
+            Request::Clear => {
                 // The old session's MCP servers stop with it.
                 watching.cancel();
                 live = new_session(provider.clone(), facts, None);
                 let _ = ui.send(UiEvent::Session(live.session.id.clone()));
                 watching = watch_servers(&live, &ui);
             }
-            Command::Resume(id) => {
-                let found = crate::session::list::find(&config.paths.data_dir, &id)
+            Request::Resume(id) => {
+                let found = crate::transcript::list::find(&config.paths.data_dir, &id)
                     .map_err(|e| e.to_string())
-                    .and_then(|s| crate::session::store::load(&s.path).map_err(|e| e.to_string()));
+                    .and_then(|s| {
+                        crate::transcript::store::load(&s.path).map_err(|e| e.to_string())
+                    });
                 match found {
                     Ok(loaded) => {
                         watching.cancel();
@@ -153,10 +155,10 @@ pub(super) async fn agent_task(
                     }
                 }
             }
-            Command::ListSessions => {
+            Request::ListSessions => {
                 let _ = ui.send(UiEvent::Picker(session_items(&config)));
             }
-            Command::Compact(focus) => {
+            Request::Compact(focus) => {
                 let tx = ui.clone();
                 let on_event = move |ev| {
                     let _ = tx.send(UiEvent::Agent(ev));
@@ -175,16 +177,16 @@ pub(super) async fn agent_task(
                 }));
                 let _ = ui.send(UiEvent::TurnDone(r));
             }
-            Command::Undo { redo, force } => {
+            Request::Undo { redo, force } => {
                 let (text, error) = undo(&config, &live.session, None, redo, force);
                 // Files changed since: the person decides, with `y`.
                 let _ = ui.send(if error && text.contains(CONFLICT) {
-                    UiEvent::Confirm(text, Command::Undo { redo, force: true })
+                    UiEvent::Confirm(text, Request::Undo { redo, force: true })
                 } else {
                     UiEvent::Notice(text, error)
                 });
             }
-            Command::Rewind(None) => {
+            Request::Rewind(None) => {
                 let points = live.session.rewind_points();
                 let text = if points.is_empty() {
                     "No turn to rewind to (turns before a compaction or a resume cannot be rewound).".to_string()
@@ -194,14 +196,14 @@ pub(super) async fn agent_task(
                     for (n, prompt) in points {
                         t.push_str(&format!(
                             "  {n}  {}\n",
-                            crate::session::list::title(&prompt)
+                            crate::transcript::list::title(&prompt)
                         ));
                     }
                     t
                 };
                 let _ = ui.send(UiEvent::Notice(text, false));
             }
-            Command::Rewind(Some((n, what))) => {
+            Request::Rewind(Some((n, what))) => {
                 let mut notes = Vec::new();
                 let mut failed = false;
                 if what != "chat" {
@@ -221,7 +223,7 @@ pub(super) async fn agent_task(
                 }
                 let _ = ui.send(UiEvent::Notice(notes.join("\n"), failed));
             }
-            Command::Status => {
+            Request::Status => {
                 let (p, m) = live.session.provider().describe();
                 let (tokens, window, known) = live.session.context();
                 let rules = config.rule_set();
@@ -233,7 +235,7 @@ pub(super) async fn agent_task(
                 let mut t = format!(
                     "session {}\nlog {}\nmodel {p} · {m}\ncontext ~{tokens} tokens{}\nturns {}, tool calls {}\ninstructions: {}",
                     live.session.id,
-                    crate::session::log_path(&config.paths.data_dir, &live.session.id).display(),
+                    crate::transcript::log_path(&config.paths.data_dir, &live.session.id).display(),
                     if known {
                         format!(" of {window} ({}%)", tokens * 100 / window.max(1))
                     } else {
@@ -256,7 +258,7 @@ pub(super) async fn agent_task(
                 }
                 let _ = ui.send(UiEvent::Notice(t, false));
             }
-            Command::Cost => {
+            Request::Cost => {
                 let mut t = String::from("Cost of this session (sub-agents included):\n");
                 for m in live.session.usage_by_model() {
                     let u = m.usage;
@@ -279,8 +281,8 @@ pub(super) async fn agent_task(
                 }
                 let _ = ui.send(UiEvent::Notice(t, false));
             }
-            Command::SetYolo(on) => live.session.surface().gate().set_yolo(on),
-            Command::ListModels => {
+            Request::SetYolo(on) => live.session.surface().gate().set_yolo(on),
+            Request::ListModels => {
                 let (_, now) = live.session.provider().describe();
                 let now = now.to_string();
                 let text = match live.session.provider().models().await {
@@ -293,7 +295,7 @@ pub(super) async fn agent_task(
                 };
                 let _ = ui.send(UiEvent::Notice(text, false));
             }
-            Command::SetModel(model, effort) => {
+            Request::SetModel(model, effort) => {
                 // A name the provider's list does not have is refused, with
                 // the names nearest to it; no list, no check.
                 let current = live.session.provider().describe().1 == model;
@@ -361,7 +363,7 @@ pub(super) async fn agent_task(
                     }
                 }
             }
-            Command::Diff => {
+            Request::Diff => {
                 let history = &live.session.surface().context().history;
                 let text = match history.plan_since(1) {
                     Ok(Some(plan)) if !plan.files.is_empty() => plan
@@ -383,19 +385,19 @@ pub(super) async fn agent_task(
                 };
                 let _ = ui.send(UiEvent::Notice(text, false));
             }
-            Command::Permissions => {
+            Request::Permissions => {
                 let _ = ui.send(UiEvent::Notice(
                     permissions_text(&config, &live.session),
                     false,
                 ));
             }
-            Command::Shell(cmd) => {
+            Request::Shell(cmd) => {
                 let (shown, context) = run_own_command(&config.workspace, &cmd).await;
                 let _ = ui.send(UiEvent::Notice(shown, false));
                 pending.push(context);
             }
-            Command::Interrupt | Command::Editor => {}
-            Command::Quit => break,
+            Request::Interrupt | Request::Editor => {}
+            Request::Quit => break,
         }
     }
     watching.cancel();
@@ -456,8 +458,8 @@ fn watch_servers(live: &Live, ui: &mpsc::UnboundedSender<UiEvent>) -> Cancellati
 
 /// This project's sessions for the picker: (id, "time · turns · title").
 fn session_items(config: &Config) -> Vec<(String, String)> {
-    let root = crate::session::store::project_root(&config.workspace);
-    crate::session::list::list(&config.paths.data_dir, Some(&root))
+    let root = crate::transcript::store::project_root(&config.workspace);
+    crate::transcript::list::list(&config.paths.data_dir, Some(&root))
         .into_iter()
         .map(|s| {
             let when = time::OffsetDateTime::from_unix_timestamp(s.updated)

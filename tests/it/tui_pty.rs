@@ -454,3 +454,19 @@ fn model_names_are_checked_against_the_providers_list() {
     tui.wait_for("Switched.");
     assert_eq!(mock.requests()[0].body["model"], "mock-2");
 }
+
+#[test]
+fn model_switches_the_reasoning_effort_on_the_responses_wire() {
+    let p = Project::new();
+    p.user_config("[providers.openai]\nkind = \"openai-responses\"\n");
+    let mock = MockLlm::start(vec![Step::Reply(Reply::text("Thought hard."))]);
+    let mut tui = Tui::start(&p, &mock.openai_base());
+    tui.wait_for("Enter sends");
+    tui.prompt("/model mock-1 high");
+    tui.wait_for("Reasoning effort: high.");
+    tui.prompt("hello");
+    tui.wait_for("Thought hard.");
+    let body = &mock.requests()[0].body;
+    assert_eq!(body["model"], "mock-1", "{body}");
+    assert_eq!(body["reasoning"]["effort"], "high", "{body}");
+}

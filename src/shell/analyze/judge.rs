@@ -10,7 +10,7 @@ use crate::permission::RiskAssessment;
 use crate::shell::danger::Invocation;
 use crate::shell::danger::assignment_disables_history;
 use crate::shell::inline::DOWNLOADERS;
-use crate::shell::parse::{Command, Script, Word};
+use crate::shell::parse::{Script, SimpleCommand, Word};
 use crate::shell::prefix::prefix;
 use crate::shell::readonly::is_read_only;
 use crate::shell::variables;
@@ -21,7 +21,7 @@ impl Analyzer<'_> {
     /// assignment that changes nothing).
     pub(super) fn judge_command(
         &mut self,
-        cmd: &Command,
+        cmd: &SimpleCommand,
         script: &Script,
         cwd: &mut Option<PathBuf>,
         depth: u8,

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::inline::SPAWN_LOOP;
-use super::parse::{Command, Script, parse_until};
+use super::parse::{Script, SimpleCommand, parse_until};
 use super::paths::PathEnv;
 use super::prefix::Ban;
 use super::variables;
@@ -374,7 +374,7 @@ impl Analyzer<'_> {
 
     pub(super) fn command(
         &mut self,
-        cmd: &Command,
+        cmd: &SimpleCommand,
         script: &Script,
         cwd: &mut Option<PathBuf>,
         depth: u8,

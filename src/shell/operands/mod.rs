@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::analyze::{Analyzer, Role};
 use super::hosts::{self, Reach};
-use super::parse::{Command, Word};
+use super::parse::{SimpleCommand, Word};
 use super::paths::Place;
 use super::words::{expand_braces, glob_split, has_glob, pattern_text};
 use crate::permission::RiskAssessment;
@@ -41,7 +41,7 @@ impl Analyzer<'_> {
     /// prefix.
     pub(super) fn redirects(
         &mut self,
-        cmd: &Command,
+        cmd: &SimpleCommand,
         cwd: Option<&Path>,
         outside: &mut Vec<PathBuf>,
         files: &mut Vec<PathBuf>,

@@ -4,7 +4,7 @@
 use tree_sitter::Node;
 
 use super::{
-    ARITHMETIC_TESTS, Command, Evaluation, IFS, Walker, Word, is_word_kind, named_children,
+    ARITHMETIC_TESTS, Evaluation, IFS, SimpleCommand, Walker, Word, is_word_kind, named_children,
 };
 use crate::shell::words::{ansi_c, escape_all, unescape, unescape_double};
 
@@ -97,10 +97,10 @@ impl Walker<'_> {
                         .into_iter()
                         .flat_map(|c| self.redirect(c))
                         .collect();
-                    self.push(Command {
+                    self.push(SimpleCommand {
                         redirects,
                         substituted: true,
-                        ..Command::default()
+                        ..SimpleCommand::default()
                     });
                 } else {
                     for c in children {

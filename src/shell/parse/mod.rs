@@ -2,7 +2,7 @@
 //!
 //! Every `command` node anywhere in the tree (pipelines, lists, subshells,
 //! `$(...)`, backticks, process substitution, function bodies, conditions,
-//! unquoted here-documents) becomes a [`Command`] with its words after
+//! unquoted here-documents) becomes a [`SimpleCommand`] with its words after
 //! quote removal: `"rm"`, `r''m` and `\rm` all read `rm`. Text that is only
 //! data (a quoted argument, a comment, a quoted here-document) never
 //! becomes a command here; the analysis decides when data is really code
@@ -99,7 +99,7 @@ impl Redirect {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Command {
+pub struct SimpleCommand {
     /// Leading `NAME=value` words.
     pub assignments: Vec<Assignment>,
     pub words: Vec<Word>,
@@ -128,7 +128,7 @@ pub enum Evaluation {
 
 #[derive(Debug, Clone, Default)]
 pub struct Script {
-    pub commands: Vec<Command>,
+    pub commands: Vec<SimpleCommand>,
     /// Parts of the text could not be parsed.
     pub errors: bool,
     /// Names of functions that call themselves (`:(){ :|:& };:`).
@@ -297,20 +297,20 @@ impl Walker<'_> {
                                 .extend(redirects.iter().cloned());
                         }
                         if made.is_empty() {
-                            vec![self.push(Command {
+                            vec![self.push(SimpleCommand {
                                 redirects,
                                 substituted,
-                                ..Command::default()
+                                ..SimpleCommand::default()
                             })]
                         } else {
                             made
                         }
                     }
                     // `> ~/.bashrc` alone still writes its target.
-                    None => vec![self.push(Command {
+                    None => vec![self.push(SimpleCommand {
                         redirects,
                         substituted,
-                        ..Command::default()
+                        ..SimpleCommand::default()
                     })],
                 }
             }
@@ -356,10 +356,10 @@ impl Walker<'_> {
                 let before = self.script.commands.len();
                 let a = self.assignment(node);
                 let mut made: Vec<usize> = (before..self.script.commands.len()).collect();
-                made.push(self.push(Command {
+                made.push(self.push(SimpleCommand {
                     assignments: vec![a],
                     substituted,
-                    ..Command::default()
+                    ..SimpleCommand::default()
                 }));
                 made
             }
@@ -383,10 +383,10 @@ impl Walker<'_> {
                     }
                 }
                 let mut made: Vec<usize> = (before..self.script.commands.len()).collect();
-                made.push(self.push(Command {
+                made.push(self.push(SimpleCommand {
                     words,
                     substituted,
-                    ..Command::default()
+                    ..SimpleCommand::default()
                 }));
                 made
             }
@@ -475,7 +475,7 @@ impl Walker<'_> {
         }
     }
 
-    pub(super) fn push(&mut self, c: Command) -> usize {
+    pub(super) fn push(&mut self, c: SimpleCommand) -> usize {
         if self.script.commands.len() >= MAX_COMMANDS {
             // More than anyone writes by hand: the rest is not read.
             self.script.errors = true;
@@ -516,9 +516,9 @@ impl Walker<'_> {
         mut redirects: Vec<Redirect>,
         substituted: bool,
     ) -> usize {
-        let mut cmd = Command {
+        let mut cmd = SimpleCommand {
             substituted,
-            ..Command::default()
+            ..SimpleCommand::default()
         };
         for child in named_children(node) {
             match child.kind() {

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
 
-use super::{App, Command};
+use super::{App, Request};
 use crate::tui::cells::{Cell, ToolCell, UserCell};
 use crate::tui::dialog::Outcome;
 
@@ -48,7 +48,7 @@ impl App {
             && !cmd.trim().is_empty()
         {
             self.notice(&format!("$ {}", cmd.trim()), false);
-            self.commands.push(Command::Shell(cmd.trim().to_string()));
+            self.commands.push(Request::Shell(cmd.trim().to_string()));
             return;
         }
         self.send_prompt(text);
@@ -71,7 +71,7 @@ impl App {
         self.talked = true;
         self.working = Some(Instant::now());
         self.scroll = 0;
-        self.commands.push(Command::Send(text));
+        self.commands.push(Request::Send(text));
     }
 
     fn slash(&mut self, cmd: &str) {
@@ -92,12 +92,12 @@ impl App {
             "clear" => {
                 self.cells.clear();
                 self.tools.clear();
-                self.commands.push(Command::Clear);
+                self.commands.push(Request::Clear);
                 self.notice("New conversation.", false);
             }
             "yolo" => {
                 self.status.yolo = !self.status.yolo;
-                self.commands.push(Command::SetYolo(self.status.yolo));
+                self.commands.push(Request::SetYolo(self.status.yolo));
                 if self.status.yolo {
                     self.notice("YOLO on: tool calls run without asking (deny rules and banned commands still apply; the sandbox stays on).", true);
                 } else {
@@ -115,12 +115,12 @@ impl App {
                 } else {
                     self.working = Some(Instant::now());
                     self.commands
-                        .push(Command::Compact(focus.filter(|f| !f.is_empty())));
+                        .push(Request::Compact(focus.filter(|f| !f.is_empty())));
                 }
             }
             w @ ("undo" | "redo") => {
                 let force = cmd.split_whitespace().nth(1) == Some("force");
-                self.commands.push(Command::Undo {
+                self.commands.push(Request::Undo {
                     redo: w == "redo",
                     force,
                 });
@@ -128,11 +128,11 @@ impl App {
             "rewind" => {
                 let mut words = cmd.split_whitespace().skip(1);
                 match words.next().map(str::parse::<u32>) {
-                    None => self.commands.push(Command::Rewind(None)),
+                    None => self.commands.push(Request::Rewind(None)),
                     Some(Ok(n)) => {
                         let what = words.next().unwrap_or("both").to_string();
                         if matches!(what.as_str(), "code" | "chat" | "both") {
-                            self.commands.push(Command::Rewind(Some((n, what))));
+                            self.commands.push(Request::Rewind(Some((n, what))));
                         } else {
                             self.notice("/rewind N code|chat|both", true);
                         }
@@ -144,13 +144,13 @@ impl App {
                 }
             }
             "resume" => match cmd.split_whitespace().nth(1) {
-                Some(id) => self.commands.push(Command::Resume(id.to_string())),
-                None => self.commands.push(Command::ListSessions),
+                Some(id) => self.commands.push(Request::Resume(id.to_string())),
+                None => self.commands.push(Request::ListSessions),
             },
-            "status" => self.commands.push(Command::Status),
-            "diff" => self.commands.push(Command::Diff),
-            "permissions" => self.commands.push(Command::Permissions),
-            "cost" => self.commands.push(Command::Cost),
+            "status" => self.commands.push(Request::Status),
+            "diff" => self.commands.push(Request::Diff),
+            "permissions" => self.commands.push(Request::Permissions),
+            "cost" => self.commands.push(Request::Cost),
             "init" => self.send_prompt(
                 include_str!("../../../templates/init.md")
                     .trim()
@@ -162,17 +162,17 @@ impl App {
                 let words: Vec<&str> = cmd.split_whitespace().skip(1).collect();
                 let effort = |w: &str| EFFORTS.contains(&w).then(|| w.to_string());
                 match words.as_slice() {
-                    [] => self.commands.push(Command::ListModels),
+                    [] => self.commands.push(Request::ListModels),
                     // `/model high`: this model, another effort.
                     [one] if effort(one).is_some() => self
                         .commands
-                        .push(Command::SetModel(self.status.model.clone(), effort(one))),
+                        .push(Request::SetModel(self.status.model.clone(), effort(one))),
                     [name] => self
                         .commands
-                        .push(Command::SetModel(name.to_string(), None)),
+                        .push(Request::SetModel(name.to_string(), None)),
                     [name, level] if effort(level).is_some() => self
                         .commands
-                        .push(Command::SetModel(name.to_string(), effort(level))),
+                        .push(Request::SetModel(name.to_string(), effort(level))),
                     _ => self.notice(
                         &format!("Usage: /model [NAME] [{}]", EFFORTS.join("|")),
                         true,
@@ -202,7 +202,7 @@ impl App {
                 if let Some((id, _)) = p.shown().get(p.selected) {
                     let id = id.clone();
                     self.picker = None;
-                    self.commands.push(Command::Resume(id));
+                    self.commands.push(Request::Resume(id));
                 }
             }
             KeyCode::Backspace => {
@@ -281,7 +281,7 @@ impl App {
         }
         if key.code == KeyCode::Esc && self.dialog.as_ref().is_none_or(|d| d.reason.is_none()) {
             if self.working.is_some() {
-                self.commands.push(Command::Interrupt);
+                self.commands.push(Request::Interrupt);
                 self.notice("Interrupted.", false);
             }
             self.last_key = Some(now);
@@ -322,7 +322,7 @@ impl App {
                 }
             }
             KeyCode::Char('j') if ctrl => self.composer.insert("\n"),
-            KeyCode::Char('g') if ctrl => self.commands.push(Command::Editor),
+            KeyCode::Char('g') if ctrl => self.commands.push(Request::Editor),
             // The first file the `@` popup shows replaces the `@word`.
             KeyCode::Tab if !self.mention_matches.is_empty() => {
                 if let Some((at, _)) =

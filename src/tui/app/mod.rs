@@ -1,5 +1,5 @@
 //! The TUI's state ([`App`]), what reaches it from the agent side
-//! ([`UiEvent`]) and what it asks of it ([`Command`]): agent events become
+//! ([`UiEvent`]) and what it asks of it ([`Request`]): agent events become
 //! cells, approvals become dialogs. Input is handled in `keys`, drawing in
 //! `view`.
 
@@ -39,7 +39,7 @@ pub enum UiEvent {
     Model(String, Option<crate::llm::Prices>),
     /// A question for the person: `y` sends the command, any other key
     /// drops it.
-    Confirm(String, Command),
+    Confirm(String, Request),
     /// The project's files, for the `@` picker.
     Files(Vec<String>),
 }
@@ -65,7 +65,7 @@ impl Picker {
 
 /// What the UI asks of the agent side.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Command {
+pub enum Request {
     Send(String),
     Interrupt,
     Clear,
@@ -137,11 +137,11 @@ pub struct App {
     ctrl_c: bool,
     last_key: Option<Instant>,
     pub theme: Theme,
-    pub commands: Vec<Command>,
+    pub commands: Vec<Request>,
     pub quit: bool,
     picker: Option<Picker>,
     /// Sent on `y`: the answer to a [`UiEvent::Confirm`].
-    confirm: Option<Command>,
+    confirm: Option<Request>,
     /// The person's own slash commands.
     pub custom: Vec<super::custom::Custom>,
     /// The project's files, matched against an `@word` being typed.
@@ -237,7 +237,7 @@ impl App {
                         queued: false,
                     });
                     self.working = Some(Instant::now());
-                    self.commands.push(Command::Send(next));
+                    self.commands.push(Request::Send(next));
                 }
             }
             UiEvent::User(text) => {

@@ -8,7 +8,7 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
 use super::{app, code, key, screen};
 use crate::permission::Answer;
-use crate::tui::app::{Command, UiEvent};
+use crate::tui::app::{Request, UiEvent};
 
 #[test]
 fn composer_keys_paste_queue_and_quit() {
@@ -31,13 +31,13 @@ fn composer_keys_paste_queue_and_quit() {
     );
     assert_eq!(
         a.commands,
-        vec![Command::Send("line one\nline two\n\nx".into())]
+        vec![Request::Send("line one\nline two\n\nx".into())]
     );
     a.on_event(
         Event::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)),
         now,
     );
-    assert_eq!(a.commands.last(), Some(&Command::Interrupt));
+    assert_eq!(a.commands.last(), Some(&Request::Interrupt));
     let ctrl_c = Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
     a.on_event(ctrl_c.clone(), now);
     assert!(!a.quit);
@@ -56,11 +56,11 @@ fn a_command_file_is_only_ever_a_prompt() {
     let mut a = app();
     a.custom = crate::tui::custom::load(&[dir.path().to_path_buf()]);
     a.submit("/evil".into());
-    assert_eq!(a.commands, vec![Command::Send("!touch pwned".into())]);
+    assert_eq!(a.commands, vec![Request::Send("!touch pwned".into())]);
     a.commands.clear();
     a.apply(UiEvent::TurnDone(Ok(())));
     a.submit("/loop".into());
-    assert_eq!(a.commands, vec![Command::Send("/yolo".into())]);
+    assert_eq!(a.commands, vec![Request::Send("/yolo".into())]);
 }
 
 #[test]
@@ -140,17 +140,17 @@ fn model_takes_a_name_a_reasoning_effort_or_both() {
     for (typed, expected) in [
         (
             "/model gpt-5",
-            Some(Command::SetModel("gpt-5".into(), None)),
+            Some(Request::SetModel("gpt-5".into(), None)),
         ),
         (
             "/model gpt-5 high",
-            Some(Command::SetModel("gpt-5".into(), Some("high".into()))),
+            Some(Request::SetModel("gpt-5".into(), Some("high".into()))),
         ),
         (
             "/model low",
-            Some(Command::SetModel("claude-x".into(), Some("low".into()))),
+            Some(Request::SetModel("claude-x".into(), Some("low".into()))),
         ),
-        ("/model", Some(Command::ListModels)),
+        ("/model", Some(Request::ListModels)),
         ("/model gpt-5 fastest", None),
     ] {
         a.commands.clear();
@@ -181,7 +181,7 @@ fn slash_commands_complete_with_tab() {
         Event::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
         now,
     );
-    assert_eq!(a.commands, vec![Command::SetYolo(true)]);
+    assert_eq!(a.commands, vec![Request::SetYolo(true)]);
     assert!(
         screen(&mut a, 100, 10, now).contains(" YOLO "),
         "the status line marks YOLO"
@@ -218,7 +218,7 @@ fn the_session_picker_filters_as_you_type_and_resumes_the_choice() {
     assert_eq!(a.composer.text, "", "typing goes to the filter");
     a.on_event(code(KeyCode::Down), now);
     a.on_event(code(KeyCode::Enter), now);
-    assert_eq!(a.commands, vec![Command::Resume("ccc3".into())]);
+    assert_eq!(a.commands, vec![Request::Resume("ccc3".into())]);
     assert!(!screen(&mut a, 80, 12, now).contains("resume a session"));
     // Esc closes it without a choice (and interrupts nothing).
     a.commands.clear();
@@ -232,7 +232,7 @@ fn the_session_picker_filters_as_you_type_and_resumes_the_choice() {
 fn an_undo_over_changed_files_waits_for_y() {
     let mut a = app();
     let now = Instant::now();
-    let force = Command::Undo {
+    let force = Request::Undo {
         redo: false,
         force: true,
     };

@@ -10,7 +10,7 @@ use super::{app, ev, screen};
 use crate::agent::AgentEvent;
 use crate::llm::Usage;
 use crate::tools::Preview;
-use crate::tui::app::{App, Command, UiEvent};
+use crate::tui::app::{App, Request, UiEvent};
 use crate::tui::cells::Theme;
 
 fn conversation() -> App {
@@ -400,28 +400,28 @@ fn a_resumed_transcript_is_drawn_as_cells_and_slash_commands_reach_the_agent() {
     for (typed, expected) in [
         (
             "/compact the parser",
-            Command::Compact(Some("the parser".into())),
+            Request::Compact(Some("the parser".into())),
         ),
         (
             "/undo",
-            Command::Undo {
+            Request::Undo {
                 redo: false,
                 force: false,
             },
         ),
         (
             "/redo force",
-            Command::Undo {
+            Request::Undo {
                 redo: true,
                 force: true,
             },
         ),
-        ("/rewind 2 code", Command::Rewind(Some((2, "code".into())))),
-        ("/rewind", Command::Rewind(None)),
-        ("/resume abc", Command::Resume("abc".into())),
-        ("/resume", Command::ListSessions),
-        ("/status", Command::Status),
-        ("/cost", Command::Cost),
+        ("/rewind 2 code", Request::Rewind(Some((2, "code".into())))),
+        ("/rewind", Request::Rewind(None)),
+        ("/resume abc", Request::Resume("abc".into())),
+        ("/resume", Request::ListSessions),
+        ("/status", Request::Status),
+        ("/cost", Request::Cost),
     ] {
         a.commands.clear();
         a.apply(UiEvent::TurnDone(Ok(())));
@@ -519,7 +519,7 @@ fn a_message_queued_during_an_answer_waits_below_it_and_loses_its_label_when_sen
     assert!(s.contains("(queued: sent when the current turn ends)"));
     a.commands.clear();
     a.apply(UiEvent::TurnDone(Ok(())));
-    assert_eq!(a.commands, vec![Command::Send("second".into())]);
+    assert_eq!(a.commands, vec![Request::Send("second".into())]);
     let s = screen(&mut a, 80, 14, now);
     assert!(s.contains("› second") && !s.contains("(queued"), "{s}");
 }

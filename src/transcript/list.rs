@@ -196,7 +196,7 @@ pub fn latest(data_dir: &Path, project: &Path) -> Result<Summary, FindError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::store::{FORMAT, SessionLog};
+    use crate::transcript::store::{FORMAT, SessionLog};
 
     fn session(data: &Path, id: &str, project: &str, prompt: &str) {
         let log = SessionLog::create(
