@@ -82,10 +82,10 @@ impl Prepared {
     }
 
     /// Whether the call may run side by side with other such calls
-    /// ([`Effect::concurrent`]). An unknown tool's may: it only returns an
-    /// error.
+    /// ([`Effect::concurrent`]). A tool not known yet runs alone: its MCP
+    /// server may still be starting, and what it does is not known.
     pub fn concurrent(&self) -> bool {
-        self.tool.as_ref().is_none_or(|t| t.effect().concurrent())
+        self.tool.as_ref().is_some_and(|t| t.effect().concurrent())
     }
 }
 
@@ -679,6 +679,15 @@ mod tests {
         assert_eq!(
             concurrent, expected,
             "todos, jobs and lsp_restart run alone"
+        );
+        let unknown = ToolCall {
+            id: "u".into(),
+            name: "mcp_late_write".into(),
+            arguments: "{}".into(),
+        };
+        assert!(
+            !full.prepare(&unknown).concurrent(),
+            "a tool not known yet (its server may be starting) runs alone"
         );
     }
 

@@ -301,6 +301,10 @@ fn task_line(l: &str, t: &Theme) -> Line<'static> {
     Line::from(Span::styled(l.to_string(), style))
 }
 
+/// Diffs larger than this are not highlighted (a model can write a file of
+/// any size; highlighting it would hold up the interface).
+const MAX_HIGHLIGHT_BYTES: usize = 256 * 1024;
+
 /// A unified diff with the file's line numbers in a gutter (the new number
 /// for added and context lines, the old one for removed lines). The sign
 /// and the gutter say red or green; the code is highlighted by the
@@ -313,12 +317,12 @@ fn numbered_diff(diff: &str, t: &Theme) -> Vec<Line<'static>> {
         .and_then(|p| std::path::Path::new(p.trim()).extension())
         .and_then(|e| e.to_str())
         .map(str::to_string);
-    let lines: Vec<&str> = diff
-        .lines()
-        .filter(|l| !l.starts_with("---") && !l.starts_with("+++"))
-        .collect();
+    // The file header is what comes before the first hunk: a removed
+    // `-- comment` or an added `++x` is a line of the change.
+    let lines: Vec<&str> = diff.lines().skip_while(|l| !l.starts_with("@@")).collect();
+    // A change too large to highlight at a frame's pace is drawn plain.
     let mut sides = ext
-        .filter(|_| t.colors)
+        .filter(|_| t.colors && diff.len() <= MAX_HIGHLIGHT_BYTES)
         .and_then(|ext| DiffSides::highlight(&lines, &ext));
     let (mut old, mut new) = (0usize, 0usize);
     let mut out = Vec::new();
@@ -525,5 +529,29 @@ mod tests {
         let unknown = numbered_diff(&diff.replace("lib.rs", "notes.zz"), &colors);
         assert_eq!(unknown[3].spans.len(), 2, "{:?}", unknown[3]);
         assert_eq!(text(&unknown[3]), "   2 +   still */ fn y() {}");
+        // Too large to highlight at a frame's pace: plain.
+        let big = format!("{diff}{}", "+let x = 1;\n".repeat(30_000));
+        let lines = numbered_diff(&big, &colors);
+        assert_eq!(lines.len(), 4 + 30_000);
+        assert_eq!(lines[3].spans.len(), 2, "{:?}", lines[3]);
+    }
+
+    #[test]
+    fn lines_that_look_like_a_diff_header_inside_a_hunk_are_kept() {
+        let diff = "--- a/q.sql\n+++ b/q.sql\n@@ -1,2 +1,2 @@\n--- a comment\n+++x\n keep\n";
+        let lines = numbered_diff(diff, &Theme { colors: false });
+        let text: Vec<String> = lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        assert_eq!(
+            text,
+            [
+                "@@ -1,2 +1,2 @@",
+                "   1 --- a comment",
+                "   1 +++x",
+                "   2  keep"
+            ]
+        );
     }
 }

@@ -20,10 +20,20 @@ impl Composer {
         self.recall = None;
     }
 
-    /// Replaces the text from byte `from` to the cursor with `s`.
-    pub fn replace_to_cursor(&mut self, from: usize, s: &str) {
-        self.text.replace_range(from..self.cursor, s);
-        self.cursor = from + s.len();
+    /// Replaces the word from byte `from` to the next whitespace after the
+    /// cursor (or the end) with `s`, and puts the cursor after the space
+    /// that follows it (one is added when none does).
+    pub fn replace_word(&mut self, from: usize, s: &str) {
+        let end = self.text[self.cursor..]
+            .find(char::is_whitespace)
+            .map_or(self.text.len(), |i| self.cursor + i);
+        let next = self.text[end..].chars().next();
+        let s = match next {
+            Some(_) => s.to_string(),
+            None => format!("{s} "),
+        };
+        self.text.replace_range(from..end, &s);
+        self.cursor = from + s.len() + next.map_or(0, char::len_utf8);
         self.recall = None;
     }
 

@@ -26,6 +26,8 @@ pub fn list(root: &Path, denied: &dyn Fn(&Path) -> bool) -> Vec<String> {
                 .ok()
                 .map(|p| p.to_string_lossy().into_owned())
         })
+        // `@path` ends at whitespace, so such a path could not be attached.
+        .filter(|p| !p.contains(char::is_whitespace))
         .take(MAX_FILES)
         .collect()
 }
@@ -99,6 +101,7 @@ mod tests {
             "README.md",
             "target/big.bin",
             "secret.env",
+            "my notes.txt",
         ] {
             std::fs::write(root.join(f), "x").unwrap();
         }
@@ -107,6 +110,7 @@ mod tests {
         assert!(files.contains(&"src/tui/mod.rs".to_string()), "{files:?}");
         assert!(!files.iter().any(|f| f.starts_with("target")), "{files:?}");
         assert!(!files.iter().any(|f| f.contains("secret")), "{files:?}");
+        assert!(!files.iter().any(|f| f.contains("notes")), "{files:?}");
         let mut m = Mentions::default();
         m.set_files(files);
         assert_eq!(

@@ -29,6 +29,9 @@ pub(super) async fn agent_task(
     let root_cancel = CancellationToken::new();
     let approver = Arc::new(TuiApprover { tx: ui.clone() });
     let mut facts = facts;
+    let mut provider = provider;
+    // The reasoning effort `/model` chose; it stays across switches.
+    let mut effort_now: Option<String> = None;
     let new_session = |provider: Arc<dyn Provider>,
                        facts: ModelFacts,
                        resume: Option<&crate::transcript::Loaded>| {
@@ -330,8 +333,8 @@ pub(super) async fn agent_task(
                     .resolve_provider(&|n| std::env::var(n).ok())
                     .map_err(|e| e.to_string())
                     .and_then(|mut p| {
-                        if effort.is_some() {
-                            p.reasoning_effort.clone_from(&effort);
+                        if let Some(e) = effort.as_ref().or(effort_now.as_ref()) {
+                            p.reasoning_effort = Some(e.clone());
                         }
                         crate::llm::connect(&p, &config.llm)
                             .map(|c| (c, p))
@@ -340,7 +343,12 @@ pub(super) async fn agent_task(
                 match switched {
                     Ok((c, p)) => {
                         let f = ModelFacts::of(&p);
+                        // `/clear` and `/resume` go on with this model.
                         facts = f;
+                        provider = Arc::clone(&c);
+                        if effort.is_some() {
+                            effort_now.clone_from(&effort);
+                        }
                         live.session.set_provider(c, f.window, f.prices);
                         let _ = ui.send(UiEvent::Model(model, f.prices));
                         if let Some(e) = &effort {

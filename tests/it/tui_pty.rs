@@ -5,7 +5,7 @@ use crate::support;
 
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Reply, Step, call};
 use support::project::{Project, sent_results};
 use support::pty::Tui;
@@ -459,14 +459,36 @@ fn model_names_are_checked_against_the_providers_list() {
 fn model_switches_the_reasoning_effort_on_the_responses_wire() {
     let p = Project::new();
     p.user_config("[providers.openai]\nkind = \"openai-responses\"\n");
-    let mock = MockLlm::start(vec![Step::Reply(Reply::text("Thought hard."))]);
+    let mock = MockLlm::start(vec![
+        Step::Reply(Reply::text("Thought hard.")),
+        Step::Reply(Reply::text("Still hard.")),
+        Step::Reply(Reply::text("After clear.")),
+    ]);
     let mut tui = Tui::start(&p, &mock.openai_base());
     tui.wait_for("Enter sends");
     tui.prompt("/model mock-1 high");
     tui.wait_for("Reasoning effort: high.");
     tui.prompt("hello");
     tui.wait_for("Thought hard.");
-    let body = &mock.requests()[0].body;
-    assert_eq!(body["model"], "mock-1", "{body}");
-    assert_eq!(body["reasoning"]["effort"], "high", "{body}");
+    // The effort stays with the next model, and both outlive /clear.
+    tui.prompt("/model mock-2");
+    tui.wait_for("Model: mock-2");
+    tui.prompt("again");
+    tui.wait_for("Still hard.");
+    tui.prompt("/clear");
+    tui.prompt("fresh");
+    tui.wait_for("After clear.");
+    let requests = mock.requests();
+    let seen: Vec<(&Value, &Value)> = requests
+        .iter()
+        .map(|r| (&r.body["model"], &r.body["reasoning"]["effort"]))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (&json!("mock-1"), &json!("high")),
+            (&json!("mock-2"), &json!("high")),
+            (&json!("mock-2"), &json!("high")),
+        ]
+    );
 }

@@ -328,8 +328,8 @@ impl App {
                 if let Some((at, _)) =
                     super::super::mention::query(&self.composer.text, self.composer.cursor)
                 {
-                    let path = format!("@{} ", self.mention_matches[0]);
-                    self.composer.replace_to_cursor(at, &path);
+                    let path = format!("@{}", self.mention_matches[0]);
+                    self.composer.replace_word(at, &path);
                 }
             }
             // The first command the `/` popup shows.

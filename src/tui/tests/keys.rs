@@ -121,6 +121,19 @@ fn at_opens_a_fuzzy_file_picker_and_tab_inserts_the_path() {
     assert!(!some.contains("README.md"), "{some}");
     a.on_event(code(KeyCode::Tab), now);
     assert_eq!(a.composer.text, "look at @src/tui/mod.rs ");
+    // Inside a word, the whole word is replaced, and the cursor moves past it.
+    let mut b = app();
+    b.apply(UiEvent::Files(vec!["src/tui/mod.rs".into()]));
+    for c in "@tuimd please".chars() {
+        b.on_event(key(c), now);
+    }
+    for _ in 0.." please".len() + 2 {
+        b.on_event(code(KeyCode::Left), now);
+    }
+    b.on_event(code(KeyCode::Tab), now);
+    assert_eq!(b.composer.text, "@src/tui/mod.rs please");
+    b.on_event(key('!'), now);
+    assert_eq!(b.composer.text, "@src/tui/mod.rs !please");
     assert!(
         !screen(&mut a, 90, 20, now).contains("files (Tab"),
         "the popup closes after the path"
