@@ -52,36 +52,7 @@ pub(super) async fn agent_task(
     if start.pick {
         let _ = ui.send(UiEvent::Picker(session_items(&config)));
     }
-    let mut watching = watch_servers(&live, &ui);
-    // Changes made outside the agent show up as notices.
-    if let Some(lsp) = &live.session.surface().context().lsp {
-        let mut changes = lsp.external_changes.subscribe();
-        let tx = ui.clone();
-        let root = config.workspace.clone();
-        tokio::spawn(async move {
-            while let Ok(paths) = changes.recv().await {
-                let shown: Vec<String> = paths
-                    .iter()
-                    .take(5)
-                    .map(|p| p.strip_prefix(&root).unwrap_or(p).display().to_string())
-                    .collect();
-                let more = if paths.len() > 5 {
-                    format!(" and {} more", paths.len() - 5)
-                } else {
-                    String::new()
-                };
-                if tx
-                    .send(UiEvent::Notice(
-                        format!("changed outside the agent: {}{more}", shown.join(", ")),
-                        false,
-                    ))
-                    .is_err()
-                {
-                    break;
-                }
-            }
-        });
-    }
+    let mut watching = watch(&live, &ui, &config.workspace);
     // Commands that arrived during a turn and wait for its end.
     let mut deferred: std::collections::VecDeque<Request> = std::collections::VecDeque::new();
     // Context the person gave for the next prompt (`!cmd` output).
@@ -136,7 +107,7 @@ pub(super) async fn agent_task(
                 watching.cancel();
                 live = new_session(provider.clone(), facts, None);
                 let _ = ui.send(UiEvent::Session(live.session.id.clone()));
-                watching = watch_servers(&live, &ui);
+                watching = watch(&live, &ui, &config.workspace);
             }
             Request::Resume(id) => {
                 let found = crate::transcript::list::find(&config.paths.data_dir, &id)
@@ -151,7 +122,7 @@ pub(super) async fn agent_task(
                         let _ = ui.send(UiEvent::Reset);
                         let _ = ui.send(UiEvent::Session(live.session.id.clone()));
                         show_resumed(&ui, &live.session, &loaded);
-                        watching = watch_servers(&live, &ui);
+                        watching = watch(&live, &ui, &config.workspace);
                     }
                     Err(e) => {
                         let _ = ui.send(UiEvent::Notice(format!("cannot resume: {e}"), true));
@@ -440,9 +411,44 @@ fn permissions_text(config: &Config, session: &Session) -> String {
 }
 
 /// Keeps the status line current while MCP servers start, fail or exit in
-/// the background; cancel the token when the session goes.
-fn watch_servers(live: &Live, ui: &mpsc::UnboundedSender<UiEvent>) -> CancellationToken {
+/// the background, and says which files changed outside the agent; cancel
+/// the token when the session goes.
+fn watch(
+    live: &Live,
+    ui: &mpsc::UnboundedSender<UiEvent>,
+    root: &std::path::Path,
+) -> CancellationToken {
     let stop = CancellationToken::new();
+    if let Some(lsp) = &live.session.surface().context().lsp {
+        let mut changes = lsp.external_changes.subscribe();
+        let (tx, stop, root) = (ui.clone(), stop.clone(), root.to_path_buf());
+        tokio::spawn(async move {
+            loop {
+                let paths = tokio::select! {
+                    _ = stop.cancelled() => break,
+                    r = changes.recv() => match r {
+                        Ok(paths) => paths,
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                        Err(_) => break,
+                    },
+                };
+                let shown: Vec<String> = paths
+                    .iter()
+                    .take(5)
+                    .map(|p| p.strip_prefix(&root).unwrap_or(p).display().to_string())
+                    .collect();
+                let more = if paths.len() > 5 {
+                    format!(" and {} more", paths.len() - 5)
+                } else {
+                    String::new()
+                };
+                let notice = format!("changed outside the agent: {}{more}", shown.join(", "));
+                if tx.send(UiEvent::Notice(notice, false)).is_err() {
+                    break;
+                }
+            }
+        });
+    }
     if let Some(mcp) = live.mcp.clone() {
         let (tx, stop) = (ui.clone(), stop.clone());
         let lsp = live.session.surface().context().lsp.clone();

@@ -492,3 +492,19 @@ fn model_switches_the_reasoning_effort_on_the_responses_wire() {
         ]
     );
 }
+
+#[test]
+fn changes_made_outside_the_agent_are_noticed_in_every_session() {
+    let p = Project::new();
+    let mock = MockLlm::start(Vec::new());
+    let mut tui = Tui::start(&p, &mock.openai_base());
+    tui.wait_for("Enter sends");
+    // The watcher starts with the session; give it a moment to be in place.
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::write(p.root().join("first.txt"), "x").unwrap();
+    tui.wait_for("changed outside the agent: first.txt");
+    tui.prompt("/clear");
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::write(p.root().join("second.txt"), "x").unwrap();
+    tui.wait_for("changed outside the agent: second.txt");
+}
