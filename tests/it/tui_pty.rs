@@ -499,12 +499,24 @@ fn changes_made_outside_the_agent_are_noticed_in_every_session() {
     let mock = MockLlm::start(Vec::new());
     let mut tui = Tui::start(&p, &mock.openai_base());
     tui.wait_for("Enter sends");
-    // The watcher starts with the session; give it a moment to be in place.
-    std::thread::sleep(Duration::from_millis(300));
-    std::fs::write(p.root().join("first.txt"), "x").unwrap();
-    tui.wait_for("changed outside the agent: first.txt");
+    // The watcher starts with the session: write until it has seen one.
+    let noticed = |tui: &Tui, name: &str| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let mut n = 0;
+        while std::time::Instant::now() < deadline {
+            n += 1;
+            std::fs::write(p.root().join(name), format!("{n}")).unwrap();
+            std::thread::sleep(Duration::from_millis(200));
+            if tui
+                .text()
+                .contains(&format!("changed outside the agent: {name}"))
+            {
+                return true;
+            }
+        }
+        false
+    };
+    assert!(noticed(&tui, "first.txt"), "{}", tui.text());
     tui.prompt("/clear");
-    std::thread::sleep(Duration::from_millis(300));
-    std::fs::write(p.root().join("second.txt"), "x").unwrap();
-    tui.wait_for("changed outside the agent: second.txt");
+    assert!(noticed(&tui, "second.txt"), "{}", tui.text());
 }
